@@ -1,0 +1,76 @@
+/** `kubesmith create api` (and, later, `create webhook`). */
+import { Command } from 'commander';
+import type { CommandContext } from './main.js';
+import { parseBoolean, reportPlan } from './shared.js';
+
+interface CreateApiFlags {
+  group: string;
+  version: string;
+  kind: string;
+  plural?: string;
+  namespaced: boolean;
+  resource: boolean;
+  controller: boolean;
+  force: boolean;
+  dryRun: boolean;
+}
+
+export function registerCreate(program: Command, contextFor: (command: Command) => CommandContext): void {
+  const create = program
+    .command('create')
+    .description('add an API or a webhook to the project')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ kubesmith create api --group webapp --version v1 --kind Guestbook`,
+    );
+
+  create
+    .command('api')
+    .description(
+      'add a custom resource (types, CRD sample, RBAC) and its controller, or a controller for a built-in kind',
+    )
+    .requiredOption(
+      '--group <group>',
+      'API group, qualified with the project domain (core, apps, batch ... for built-in kinds)',
+    )
+    .requiredOption('--version <version>', 'API version, e.g. v1, v1alpha1')
+    .requiredOption('--kind <kind>', 'kind, in PascalCase, e.g. Guestbook')
+    .option('--plural <plural>', 'plural resource name (default: the lower-case English plural of the kind)')
+    .option('--namespaced [bool]', 'the resource is namespaced (false: cluster-scoped)', parseBoolean, true)
+    .option(
+      '--resource [bool]',
+      'scaffold the API type (false: a controller only, e.g. for a built-in kind)',
+      parseBoolean,
+      true,
+    )
+    .option('--controller [bool]', 'scaffold a controller', parseBoolean, true)
+    .option('--force', 'scaffold again over existing files', false)
+    .option('--dry-run', 'print the files that would be written, and write nothing', false)
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ kubesmith create api --group webapp --version v1 --kind Guestbook
+  $ kubesmith create api --group webapp --version v1 --kind Cluster --namespaced=false
+  $ kubesmith create api --group core --version v1 --kind Pod --resource=false --controller
+  $ kubesmith create api --group apps --version v1 --kind Deployment --resource=false`,
+    )
+    .action(async (flags: CreateApiFlags, command: Command) => {
+      const { out, cwd } = contextFor(command);
+      const { loadProject } = await import('../project/find.js');
+      const project = await loadProject(cwd);
+      const { planCreateApi } = await import('../scaffold/api.js');
+      const plan = await planCreateApi(project, flags);
+      if (flags.dryRun) {
+        reportPlan(out, plan, { command: 'create api', dryRun: true });
+        return;
+      }
+      const { applyPlan } = await import('../scaffold/apply.js');
+      await applyPlan(plan);
+      reportPlan(out, plan, { command: 'create api', dryRun: false });
+      if (flags.resource)
+        out.info('\nNext: edit the types, then run `npm run manifests` to generate the CRD.');
+    });
+}

@@ -1,0 +1,99 @@
+/** `kubesmith init`: a new operator project in the current directory. */
+import path from 'node:path';
+import { Command, Option } from 'commander';
+import { KubesmithError, UsageError } from '../errors.js';
+import type { CommandContext } from './main.js';
+import { reportPlan } from './shared.js';
+
+interface InitFlags {
+  domain: string;
+  projectName?: string;
+  owner?: string;
+  license: 'apache2' | 'none';
+  namespaced: boolean;
+  multigroup: boolean;
+  skipInstall: boolean;
+  dryRun: boolean;
+  force: boolean;
+}
+
+export function registerInit(program: Command, contextFor: (command: Command) => CommandContext): void {
+  program
+    .command('init')
+    .description('scaffold a new operator project in the current directory')
+    .option('--domain <domain>', 'domain of the API groups (webapp -> webapp.<domain>)', 'my.domain')
+    .option('--project-name <name>', 'name of the project, a DNS-1123 label (default: the directory name)')
+    .option('--owner <owner>', 'copyright owner written in the license header')
+    .addOption(
+      new Option('--license <license>', 'license header of generated files')
+        .choices(['apache2', 'none'])
+        .default('apache2'),
+    )
+    .option(
+      '--namespaced',
+      'the manager watches only its own namespace (Role instead of ClusterRole, WATCH_NAMESPACE)',
+      false,
+    )
+    .option('--multigroup', 'allow APIs in several groups (src/api/<group>/<version>)', false)
+    .option('--skip-install', 'do not run npm install', false)
+    .option('--dry-run', 'print the files that would be written, and write nothing', false)
+    .option('--force', 'scaffold over an existing project, overwriting files', false)
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkdir guestbook && cd guestbook
+  $ kubesmith init --domain example.com
+  $ kubesmith init --domain example.com --project-name guestbook-operator --owner "The Guestbook Authors"
+  $ kubesmith init --domain example.com --namespaced --skip-install --dry-run`,
+    )
+    .action(async (flags: InitFlags, command: Command) => {
+      const { out, cwd } = contextFor(command);
+      const { validateDomain, validateProjectName } = await import('../project/validation.js');
+      const projectName = flags.projectName ?? path.basename(path.resolve(cwd));
+      const problem = validateDomain(flags.domain) ?? validateProjectName(projectName);
+      if (problem) throw new UsageError(problem.message, problem.hint);
+
+      const { planInit } = await import('../scaffold/init.js');
+      const plan = await planInit({
+        root: cwd,
+        projectName,
+        domain: flags.domain,
+        owner: flags.owner ?? '',
+        license: flags.license,
+        namespaced: flags.namespaced,
+        multigroup: flags.multigroup,
+        force: flags.force,
+      });
+      if (flags.dryRun) {
+        reportPlan(out, plan, { command: 'init', dryRun: true });
+        return;
+      }
+      const { applyPlan } = await import('../scaffold/apply.js');
+      await applyPlan(plan);
+      reportPlan(out, plan, { command: 'init', dryRun: false, installed: !flags.skipInstall });
+      if (!flags.skipInstall) await npmInstall(cwd, out.json);
+      out.info(`\nNext: kubesmith create api --group <group> --version v1 --kind <Kind>`);
+    });
+}
+
+/** Runs `npm install` with its progress visible; with --json its output goes to stderr. */
+async function npmInstall(cwd: string, json: boolean): Promise<void> {
+  const { execa } = await import('execa');
+  const result = await execa('npm', ['install', '--no-fund', '--no-audit'], {
+    cwd,
+    stdin: 'ignore',
+    stdout: json ? 'pipe' : 'inherit',
+    stderr: 'inherit',
+    reject: false,
+  });
+  if (json && result.stdout) process.stderr.write(`${result.stdout}\n`);
+  if (result.exitCode !== 0) {
+    throw new KubesmithError(
+      `npm install failed (exit code ${result.exitCode}); the project files are in place`,
+      {
+        hint: 'fix the problem npm reported, then run `npm install` in the project',
+      },
+    );
+  }
+}

@@ -1,0 +1,138 @@
+/**
+ * The kubesmith command line: commander wiring only. Each command lives in its own module and loads the
+ * heavy layers (handlebars, ts-morph) lazily, inside its action, so `kubesmith --help` stays fast.
+ */
+import { Command, CommanderError, Option } from 'commander';
+import { ExitCode, KubesmithError } from '../errors.js';
+import { kubesmithVersion } from '../version.js';
+import { Output } from './output.js';
+import { registerInit } from './init.js';
+import { registerCreate } from './create.js';
+import { registerManifests } from './manifests.js';
+
+/** Options every command accepts. */
+export interface GlobalOptions {
+  color: boolean;
+  verbose: boolean;
+  json: boolean;
+}
+
+/** What a command's action receives besides its own flags. */
+export interface CommandContext {
+  out: Output;
+  cwd: string;
+}
+
+export interface MainIo {
+  cwd?: string;
+  stdout?: NodeJS.WritableStream;
+  stderr?: NodeJS.WritableStream;
+}
+
+/** Runs kubesmith with `argv` (as process.argv: node, script, args...) and returns the exit code. */
+export async function main(argv: readonly string[], io: MainIo = {}): Promise<number> {
+  const stdout = io.stdout ?? process.stdout;
+  const stderr = io.stderr ?? process.stderr;
+  let out = new Output({ stdout, stderr, verbose: argv.includes('--verbose') });
+  const contextFor = (command: Command): CommandContext => {
+    const globals = command.optsWithGlobals<GlobalOptions>();
+    out = new Output({
+      stdout,
+      stderr,
+      json: globals.json,
+      verbose: globals.verbose,
+      ...(globals.color === false ? { color: false } : {}),
+    });
+    return { out, cwd: io.cwd ?? process.cwd() };
+  };
+
+  const program = buildProgram(contextFor, { stdout, stderr });
+  try {
+    await program.parseAsync(argv as string[]);
+    return ExitCode.ok;
+  } catch (error) {
+    return report(error, out);
+  }
+}
+
+function buildProgram(
+  contextFor: (command: Command) => CommandContext,
+  streams: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream },
+): Command {
+  const program = new Command('kubesmith')
+    .description('Scaffold and generate Kubernetes operators written in TypeScript.')
+    .version(kubesmithVersion, '-V, --version', 'print the kubesmith version')
+    // Program options stop at the subcommand, so `create api --version v1` is the API version;
+    // the global options are repeated on every command (withGlobalOptions) to work in either place.
+    .enablePositionalOptions()
+    .showSuggestionAfterError(true)
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ kubesmith init --domain example.com
+  $ kubesmith create api --group webapp --version v1 --kind Guestbook
+  $ kubesmith manifests --check`,
+    );
+  configure(program, streams);
+  withGlobalOptions(program);
+  registerInit(program, contextFor);
+  registerCreate(program, contextFor);
+  registerManifests(program, contextFor);
+  program
+    .command('version')
+    .description('print the kubesmith version')
+    .addHelpText('after', '\nExamples:\n  $ kubesmith version\n  $ kubesmith version --json')
+    .action((_options: unknown, command: Command) => {
+      const { out } = contextFor(command);
+      out.print(kubesmithVersion);
+      out.result({ version: kubesmithVersion });
+    });
+  for (const command of leafCommands(program)) withGlobalOptions(command);
+  return program;
+}
+
+/** --no-color, --verbose and --json, accepted before or after the subcommand name. */
+function withGlobalOptions(command: Command): Command {
+  return command
+    .addOption(new Option('--no-color', 'disable colours (also when NO_COLOR is set)'))
+    .option('--verbose', 'print debug output and stack traces', false)
+    .option('--json', 'print a machine-readable result on stdout', false);
+}
+
+function leafCommands(command: Command): Command[] {
+  return command.commands.flatMap((child) => (child.commands.length > 0 ? leafCommands(child) : [child]));
+}
+
+/** Makes commander throw instead of exiting, and print through our streams; applies to every subcommand. */
+export function configure(
+  command: Command,
+  streams: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream },
+): Command {
+  return command
+    .exitOverride()
+    .showHelpAfterError('hint: add --help for the flags and examples of this command')
+    .configureOutput({
+      writeOut: (text) => streams.stdout.write(text),
+      writeErr: (text) => streams.stderr.write(text),
+      // Commander's messages already start with "error:"; we print them as our one-line errors.
+      outputError: (text, write) => write(text),
+    });
+}
+
+function report(error: unknown, out: Output): number {
+  if (error instanceof CommanderError) {
+    // --help and --version end with a CommanderError whose exit code is 0.
+    if (error.exitCode === 0) return ExitCode.ok;
+    return ExitCode.usage;
+  }
+  if (error instanceof KubesmithError) {
+    out.error(error.message, error.hint);
+    if (out.verbose && error.stack) out.debug(error.stack);
+    return error.exitCode;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  out.error(message, out.verbose ? undefined : 'run again with --verbose for details');
+  if (out.verbose && error instanceof Error && error.stack) out.debug(error.stack);
+  return ExitCode.error;
+}

@@ -1,0 +1,129 @@
+/**
+ * Naming rules for domains, groups, versions, kinds, plurals and project names: kubebuilder's rules,
+ * which are Kubernetes' DNS rules (k8s.io/apimachinery/pkg/util/validation), with messages that say
+ * what was wrong and how to fix it.
+ */
+
+const dns1123Label = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
+const dns1123Subdomain = `${dns1123Label}(\\.${dns1123Label})*`;
+const dns1035Label = '[a-z]([-a-z0-9]*[a-z0-9])?';
+
+interface DnsRule {
+  readonly pattern: RegExp;
+  readonly source: string;
+  readonly maxLength: number;
+  readonly description: string;
+  readonly example: string;
+}
+
+const rules = {
+  // 56 = 63 - len("-system"): the project name becomes the namespace `<name>-system`.
+  projectLabel: {
+    pattern: new RegExp(`^${dns1123Label}$`),
+    source: dns1123Label,
+    maxLength: 56,
+    description:
+      "a DNS-1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+    example: 'my-operator',
+  },
+  subdomain: {
+    pattern: new RegExp(`^${dns1123Subdomain}$`),
+    source: dns1123Subdomain,
+    maxLength: 253,
+    description:
+      "a DNS-1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+    example: 'example.com',
+  },
+  dns1035: {
+    pattern: new RegExp(`^${dns1035Label}$`),
+    source: dns1035Label,
+    maxLength: 63,
+    description:
+      "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
+    example: 'my-name',
+  },
+} satisfies Record<string, DnsRule>;
+
+function check(rule: DnsRule, value: string): string[] {
+  const problems: string[] = [];
+  if (value.length > rule.maxLength) problems.push(`must be no more than ${rule.maxLength} characters`);
+  if (!rule.pattern.test(value)) {
+    problems.push(
+      `${rule.description} (e.g. '${rule.example}', regex used for validation is '${rule.source}')`,
+    );
+  }
+  return problems;
+}
+
+/** A failed naming rule: the message names the value; the hint says what would be accepted. */
+export interface NameProblem {
+  message: string;
+  hint: string;
+}
+
+export function validateDomain(domain: string): NameProblem | undefined {
+  const problems = check(rules.subdomain, domain);
+  if (problems.length === 0) return undefined;
+  return {
+    message: `domain (${domain}) is invalid: ${problems.join('; ')}`,
+    hint: 'use a lower-case DNS name you control, e.g. --domain example.com',
+  };
+}
+
+export function validateProjectName(name: string): NameProblem | undefined {
+  const problems = check(rules.projectLabel, name);
+  if (problems.length === 0) return undefined;
+  return {
+    message: `project name (${name}) is invalid: ${problems.join('; ')}`,
+    hint: 'pass --project-name with a lower-case name such as my-operator (it defaults to the directory name)',
+  };
+}
+
+/** The group qualified with the domain (`webapp.example.com`) must be a DNS-1123 subdomain. */
+export function validateGroup(group: string, domain: string): NameProblem | undefined {
+  const qualified = [group, domain].filter((part) => part !== '').join('.');
+  if (qualified === '') {
+    return {
+      message: 'group cannot be empty if the domain is empty',
+      hint: 'pass --group, e.g. --group webapp',
+    };
+  }
+  const problems = check(rules.subdomain, qualified);
+  if (problems.length === 0) return undefined;
+  return {
+    message: `either Group or Domain is invalid: ${qualified}: ${problems.join('; ')}`,
+    hint: 'groups are lower-case DNS labels, e.g. --group webapp',
+  };
+}
+
+export function validateVersion(version: string): NameProblem | undefined {
+  if (version === '') {
+    return { message: 'version cannot be empty', hint: 'pass --version, e.g. --version v1 or v1alpha1' };
+  }
+  if (check(rules.subdomain, version).length === 0) return undefined;
+  return {
+    message: `Version must respect DNS-1123 (was ${version})`,
+    hint: 'versions are lower-case, e.g. v1, v1beta1, v2alpha1',
+  };
+}
+
+export function validateKind(kind: string): NameProblem | undefined {
+  const hint = 'kinds are PascalCase names of letters and digits, e.g. --kind Guestbook';
+  if (kind === '') return { message: 'kind cannot be empty', hint };
+  const problems = check(rules.dns1035, kind.toLowerCase());
+  if (problems.length > 0) return { message: `invalid Kind: ${kind}: ${problems.join('; ')}`, hint };
+  const first = kind.charAt(0);
+  if (first === first.toLowerCase()) {
+    return { message: `invalid Kind: ${kind}: must start with an uppercase character`, hint };
+  }
+  return undefined;
+}
+
+export function validatePlural(plural: string): NameProblem | undefined {
+  const problems = check(rules.dns1035, plural);
+  if (problems.length === 0) return undefined;
+  return {
+    message: `invalid plural: ${plural}: ${problems.join('; ')}`,
+    hint: 'plurals are lower-case, e.g. --plural guestbooks',
+  };
+}

@@ -1,0 +1,142 @@
+/** `kubesmith create api`: the plan that adds a custom resource and/or a controller to a project. */
+import { KubesmithError } from '../errors.js';
+import { PROJECT_FILE, serializeProject, type ResourceConfig } from '../project/config.js';
+import type { LoadedProject } from '../project/find.js';
+import {
+  checkSingleGroup,
+  defaultPlural,
+  findResource,
+  resolveResource,
+  type ResourceFlags,
+} from '../project/resource.js';
+import { apiContext, type ApiContext } from './context.js';
+import { BOILERPLATE_FILE } from './init.js';
+import { insertAtMarker } from './insert.js';
+import type { Plan } from './plan.js';
+import { addFolder } from './render.js';
+import { Tree } from './tree.js';
+
+export interface CreateApiOptions extends ResourceFlags {
+  resource: boolean;
+  controller: boolean;
+  force: boolean;
+}
+
+/** Files written once per group-version or per project and shared by later APIs: never conflicts. */
+const SHARED_FILES = [
+  /\/group-version\.ts$/,
+  /^config\/crd\/kustomization\.yaml$/,
+  /^config\/samples\/kustomization\.yaml$/,
+];
+
+export async function planCreateApi(project: LoadedProject, options: CreateApiOptions): Promise<Plan> {
+  const { config } = project;
+  if (!options.resource && !options.controller) {
+    throw new KubesmithError('nothing to do: --resource=false and --controller=false', {
+      hint: 'create the API type (--resource), its controller (--controller), or both',
+    });
+  }
+  const existing = findResource(config, options);
+  // A controller for an API this project already has is a controller for a custom kind, not a built-in.
+  const builtin = !options.resource && !existing?.api;
+  const resource = resolveResource(options, config, builtin);
+  if (!options.resource && !resource.builtin && !existing?.api) {
+    throw new KubesmithError(
+      `${options.group} is neither a built-in API group nor the group of an API in this project`,
+      {
+        hint: 'create the API too (drop --resource=false), or use a built-in group such as core, apps, batch or networking',
+      },
+    );
+  }
+  if (options.resource && existing?.api && !options.force) {
+    throw new KubesmithError('API resource already exists', {
+      hint: `${options.kind} (${options.group}/${options.version}) is in PROJECT; pass --force to scaffold it again over your files`,
+    });
+  }
+  if (!options.resource && existing?.controller && !options.force) {
+    throw new KubesmithError('controller already exists', {
+      hint: `${options.kind} (${options.group}/${options.version}) already has a controller; pass --force to scaffold it again`,
+    });
+  }
+  if (options.resource) checkSingleGroup(config, resource);
+
+  const tree = new Tree(project.root, options.force);
+  const boilerplate = (await tree.read(BOILERPLATE_FILE)) ?? '';
+  const context = apiContext(config, resource, boilerplate);
+  const ifExists = (file: string) =>
+    SHARED_FILES.some((pattern) => pattern.test(file)) ? 'skip' : 'conflict';
+
+  if (options.resource) {
+    await addFolder(tree, 'api/resource', context, ifExists);
+    await insertResourceEntries(tree, context);
+  }
+  if (options.controller) {
+    await addFolder(tree, resource.builtin ? 'api/builtin-controller' : 'api/controller', context, ifExists);
+    await insert(
+      tree,
+      'src/main.ts',
+      'imports',
+      `import { ${context.reconcilerClass} } from '${context.controllerImportFromMain}';`,
+    );
+    await insert(
+      tree,
+      'src/main.ts',
+      'builder',
+      `new ${context.reconcilerClass}(mgr.client).setupWithManager(mgr);`,
+    );
+  }
+
+  const entry: ResourceConfig = {
+    ...(existing ?? { extra: {} }),
+    group: resource.group,
+    version: resource.version,
+    kind: resource.kind,
+    ...(resource.builtin ? {} : { domain: config.domain }),
+    ...(resource.plural !== defaultPlural(resource.kind) ? { plural: resource.plural } : {}),
+    path: resource.builtin
+      ? '@kubernetes/client-node'
+      : `src/api/${resource.group}/${resource.version}/${context.kindLower}.types.ts`,
+  };
+  if (options.resource)
+    entry.api = { crdVersion: 'v1', namespaced: resource.namespaced, extra: existing?.api?.extra ?? {} };
+  if (options.controller || existing?.controller) entry.controller = true;
+  const resources = existing
+    ? config.resources.map((item) => (item === existing ? entry : item))
+    : [...config.resources, entry];
+  await tree.write(PROJECT_FILE, serializeProject({ ...config, resources }));
+  return tree.plan();
+}
+
+async function insertResourceEntries(tree: Tree, context: ApiContext): Promise<void> {
+  await insert(tree, 'config/crd/kustomization.yaml', 'crdkustomizeresource', `- bases/${context.crdFile}`);
+  await insert(tree, 'config/default/kustomization.yaml', 'crd', '- ../crd');
+  await insert(
+    tree,
+    'config/samples/kustomization.yaml',
+    'manifestskustomizesamples',
+    `- ${context.sampleFile}`,
+  );
+  await insert(
+    tree,
+    'config/rbac/kustomization.yaml',
+    'rbacresources',
+    ['admin', 'editor', 'viewer'].map((role) => `- ${context.rolePrefix}_${role}_role.yaml`).join('\n'),
+  );
+}
+
+/** Adds `fragment` at a scaffold marker; a file or marker the user removed becomes a warning, not a failure. */
+async function insert(tree: Tree, file: string, point: string, fragment: string): Promise<void> {
+  const content = await tree.read(file);
+  if (content === undefined) {
+    tree.warnings.push(`${file} not found: add this by hand:\n  ${fragment.replace(/\n/g, '\n  ')}`);
+    return;
+  }
+  const result = insertAtMarker(file, content, point, fragment);
+  if (!result.ok) {
+    tree.warnings.push(
+      `${file} has no "+kubesmith:scaffold:${point}" marker: add this by hand:\n  ${fragment.replace(/\n/g, '\n  ')}`,
+    );
+    return;
+  }
+  if (result.content !== content) await tree.write(file, result.content);
+}

@@ -1,0 +1,159 @@
+/**
+ * The typed contexts templates receive (docs/templates.md lists every field). Deriving every name here,
+ * once, keeps the templates free of logic.
+ */
+import path from 'node:path';
+import type { ProjectConfig } from '../project/config.js';
+import { clientNodeTypeName, type Resource } from '../project/resource.js';
+import { kubesmithVersion } from '../version.js';
+
+export type License = 'apache2' | 'none';
+
+export interface InitContext {
+  projectName: string;
+  domain: string;
+  owner: string;
+  year: number;
+  license: License;
+  licenseApache: boolean;
+  boilerplate: string;
+  namespaced: boolean;
+  multigroup: boolean;
+  kubesmithVersion: string;
+  runtimeDependency: string;
+  cliDependency: string;
+  nodeMajor: number;
+}
+
+export interface ApiContext extends InitContext {
+  group: string;
+  version: string;
+  kind: string;
+  kindLower: string;
+  kindCamel: string;
+  plural: string;
+  qualifiedGroup: string;
+  apiVersion: string;
+  rbacGroup: string;
+  rbacGroupMarker: string;
+  resourceNamespaced: boolean;
+  clientType: string;
+  controllerDir: string;
+  controllerFile: string;
+  controllerImportFromMain: string;
+  typesImportFromController: string;
+  reconcilerClass: string;
+  sampleFile: string;
+  rolePrefix: string;
+  crdFile: string;
+}
+
+/** The Node major of the generated Dockerfile's image: the active LTS line. */
+const NODE_MAJOR = 22;
+
+/**
+ * npm specs of our own packages in a generated project. Unreleased builds (our end-to-end tests, a
+ * contributor trying a change) point them at packed tarballs with KUBESMITH_RUNTIME_SPEC and
+ * KUBESMITH_CLI_SPEC.
+ */
+export function dependencySpecs(env: NodeJS.ProcessEnv = process.env): { runtime: string; cli: string } {
+  return {
+    runtime: env['KUBESMITH_RUNTIME_SPEC'] || `^${kubesmithVersion}`,
+    cli: env['KUBESMITH_CLI_SPEC'] || `^${kubesmithVersion}`,
+  };
+}
+
+/** The comment every generated source file starts with, as kubebuilder's hack/boilerplate.go.txt. */
+export function boilerplateFor(license: License, owner: string, year: number): string {
+  if (license === 'none') return '';
+  const holder = owner ? `${year} ${owner}` : `${year}`;
+  return [
+    '/*',
+    `Copyright ${holder}.`,
+    '',
+    'Licensed under the Apache License, Version 2.0 (the "License");',
+    'you may not use this file except in compliance with the License.',
+    'You may obtain a copy of the License at',
+    '',
+    '    http://www.apache.org/licenses/LICENSE-2.0',
+    '',
+    'Unless required by applicable law or agreed to in writing, software',
+    'distributed under the License is distributed on an "AS IS" BASIS,',
+    'WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.',
+    'See the License for the specific language governing permissions and',
+    'limitations under the License.',
+    '*/',
+    '',
+    '',
+  ].join('\n');
+}
+
+export function initContext(options: {
+  projectName: string;
+  domain: string;
+  owner: string;
+  license: License;
+  namespaced: boolean;
+  multigroup: boolean;
+  year?: number;
+  boilerplate?: string;
+}): InitContext {
+  const year = options.year ?? new Date().getFullYear();
+  const specs = dependencySpecs();
+  return {
+    projectName: options.projectName,
+    domain: options.domain,
+    owner: options.owner,
+    year,
+    license: options.license,
+    licenseApache: options.license === 'apache2',
+    boilerplate: options.boilerplate ?? boilerplateFor(options.license, options.owner, year),
+    namespaced: options.namespaced,
+    multigroup: options.multigroup,
+    kubesmithVersion,
+    runtimeDependency: specs.runtime,
+    cliDependency: specs.cli,
+    nodeMajor: NODE_MAJOR,
+  };
+}
+
+/** The context of `create api`, from the project and the resolved resource. */
+export function apiContext(project: ProjectConfig, resource: Resource, boilerplate: string): ApiContext {
+  const base = initContext({
+    projectName: project.projectName,
+    domain: project.domain,
+    owner: '',
+    license: boilerplate === '' ? 'none' : 'apache2',
+    namespaced: project.namespaced ?? false,
+    multigroup: project.multigroup ?? false,
+    boilerplate,
+  });
+  const kindLower = resource.kind.toLowerCase();
+  const multigroup = project.multigroup ?? false;
+  const controllerDir = multigroup ? `src/controllers/${resource.group}` : 'src/controllers';
+  const controllerFile = `${kindLower}.controller.ts`;
+  const fromControllerToSrc = path.posix.relative(controllerDir, 'src') || '.';
+  return {
+    ...base,
+    group: resource.group,
+    version: resource.version,
+    kind: resource.kind,
+    kindLower,
+    kindCamel: resource.kind.charAt(0).toLowerCase() + resource.kind.slice(1),
+    plural: resource.plural,
+    qualifiedGroup: resource.qualifiedGroup,
+    apiVersion: resource.qualifiedGroup ? `${resource.qualifiedGroup}/${resource.version}` : resource.version,
+    rbacGroup: resource.qualifiedGroup,
+    rbacGroupMarker: resource.qualifiedGroup || 'core',
+    resourceNamespaced: resource.namespaced,
+    clientType: resource.builtin ? clientNodeTypeName(resource) : resource.kind,
+    controllerDir,
+    controllerFile,
+    controllerImportFromMain: `./${path.posix.relative('src', controllerDir) ? `${path.posix.relative('src', controllerDir)}/` : ''}${controllerFile.replace(/\.ts$/, '.js')}`,
+    typesImportFromController: `${fromControllerToSrc}/api/${resource.group}/${resource.version}/${kindLower}.types.js`,
+    reconcilerClass: `${resource.kind}Reconciler`,
+    sampleFile: `${resource.group}_${resource.version}_${kindLower}.yaml`,
+    rolePrefix: multigroup ? `${resource.group}_${kindLower}` : kindLower,
+    crdFile: `${resource.qualifiedGroup}_${resource.plural}.yaml`,
+  };
+}

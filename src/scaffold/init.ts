@@ -1,0 +1,54 @@
+/** `kubesmith init`: the plan that renders a new operator project. */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { KubesmithError } from '../errors.js';
+import { LAYOUT, PROJECT_FILE, serializeProject, type ProjectConfig } from '../project/config.js';
+import { kubesmithVersion } from '../version.js';
+import { initContext, type License } from './context.js';
+import type { Plan } from './plan.js';
+import { addFolder, templatesDir } from './render.js';
+import { Tree } from './tree.js';
+
+export const BOILERPLATE_FILE = 'hack/boilerplate.ts.txt';
+
+export interface InitOptions {
+  root: string;
+  projectName: string;
+  domain: string;
+  owner: string;
+  license: License;
+  namespaced: boolean;
+  multigroup: boolean;
+  force: boolean;
+}
+
+export async function planInit(options: InitOptions): Promise<Plan> {
+  const tree = new Tree(options.root, options.force);
+  if ((await tree.exists(PROJECT_FILE)) && !options.force) {
+    throw new KubesmithError(
+      `${path.join(options.root, PROJECT_FILE)} exists: this directory is already a kubesmith project`,
+      {
+        hint: 'run `kubesmith create api` to add to it, or `kubesmith init --force` to scaffold it again over your files',
+      },
+    );
+  }
+  const context = initContext(options);
+  await addFolder(tree, 'init', context);
+  await tree.create(BOILERPLATE_FILE, context.boilerplate);
+  if (options.license === 'apache2') {
+    await tree.create('LICENSE', await readFile(path.join(templatesDir, 'licenses', 'apache2.txt'), 'utf8'));
+  }
+  const project: ProjectConfig = {
+    version: '3',
+    domain: options.domain,
+    projectName: options.projectName,
+    layout: [LAYOUT],
+    cliVersion: kubesmithVersion,
+    ...(options.multigroup ? { multigroup: true } : {}),
+    ...(options.namespaced ? { namespaced: true } : {}),
+    resources: [],
+    extra: {},
+  };
+  await tree.write(PROJECT_FILE, serializeProject(project));
+  return tree.plan();
+}

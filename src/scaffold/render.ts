@@ -1,0 +1,66 @@
+/**
+ * Rendering a folder of templates/ into a tree. File names and contents are handlebars templates; the
+ * `.hbs` suffix is dropped and a `dot-` prefix becomes `.` (npm leaves dot files out of packages).
+ * Templates compile in strict mode, so a variable missing from the context is an error, not a blank.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Handlebars from 'handlebars';
+import type { IfExists, Tree } from './tree.js';
+
+/** templates/ of this package: beside dist/ once built, beside src/ in a checkout. */
+export const templatesDir = fileURLToPath(new URL('../../templates/', import.meta.url));
+
+export interface RenderedFile {
+  path: string;
+  content: string;
+}
+
+export async function renderFolder(folder: string, context: object): Promise<RenderedFile[]> {
+  const base = path.join(templatesDir, folder);
+  const files = await listFiles(base);
+  const handlebars = Handlebars.create();
+  return Promise.all(
+    files.map(async (relative) => {
+      const source = await readFile(path.join(base, relative), 'utf8');
+      const content = handlebars.compile(source, { noEscape: true, strict: true })(context);
+      return { path: outputPath(relative, context, handlebars), content };
+    }),
+  );
+}
+
+/** Renders and adds every file of `folder`; `ifExists` decides per output path. */
+export async function addFolder(
+  tree: Tree,
+  folder: string,
+  context: object,
+  ifExists: (file: string) => IfExists = () => 'conflict',
+): Promise<void> {
+  for (const file of await renderFolder(folder, context)) {
+    await tree.create(file.path, file.content, ifExists(file.path));
+  }
+}
+
+function outputPath(relative: string, context: object, handlebars: typeof Handlebars): string {
+  const rendered = handlebars.compile(relative.split(path.sep).join('/'), { noEscape: true, strict: true })(
+    context,
+  );
+  return rendered
+    .replace(/\.hbs$/, '')
+    .split('/')
+    .filter((segment) => segment !== '')
+    .map((segment) => (segment.startsWith('dot-') ? `.${segment.slice(4)}` : segment))
+    .join('/');
+}
+
+async function listFiles(dir: string, prefix = ''): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  const files: string[] = [];
+  for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const relative = path.join(prefix, entry.name);
+    if (entry.isDirectory()) files.push(...(await listFiles(path.join(dir, entry.name), relative)));
+    else files.push(relative);
+  }
+  return files;
+}

@@ -1,0 +1,110 @@
+/**
+ * A virtual file tree over the project directory, in the manner of Angular's schematics: commands read
+ * and change files here, in memory, and the result becomes a plan. Nothing touches the disk until the
+ * plan is applied, so a command that fails half way has written nothing.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Plan, PlanEntry } from './plan.js';
+
+/** What to do when a file that a template would create already exists with other content. */
+export type IfExists = 'conflict' | 'skip' | 'overwrite';
+
+interface Change {
+  content: string;
+  kind: 'create' | 'update';
+  executable?: boolean;
+}
+
+export class Tree {
+  private readonly disk = new Map<string, string | undefined>();
+  private readonly changes = new Map<string, Change>();
+  private readonly conflicts = new Map<string, { content: string; reason: string }>();
+  readonly warnings: string[] = [];
+
+  constructor(
+    readonly root: string,
+    private readonly force = false,
+  ) {}
+
+  /** The file's current content in the tree (changed or on disk), or undefined when it does not exist. */
+  async read(file: string): Promise<string | undefined> {
+    const changed = this.changes.get(file);
+    if (changed) return changed.content;
+    return this.readDisk(file);
+  }
+
+  async exists(file: string): Promise<boolean> {
+    return (await this.read(file)) !== undefined;
+  }
+
+  /**
+   * Creates `file`. When it exists with other content: `conflict` records a conflict (or overwrites with
+   * --force), `skip` leaves it, `overwrite` replaces it.
+   */
+  async create(
+    file: string,
+    content: string,
+    ifExists: IfExists = 'conflict',
+    executable = false,
+  ): Promise<void> {
+    const current = await this.read(file);
+    if (current === undefined) {
+      this.changes.set(file, { content, kind: 'create', executable });
+      return;
+    }
+    if (current === content || ifExists === 'skip') return;
+    if (ifExists === 'conflict' && !this.force) {
+      this.conflicts.set(file, { content, reason: 'exists with other content; --force overwrites it' });
+      return;
+    }
+    this.changes.set(file, { content, kind: 'update', executable });
+  }
+
+  /** Replaces the content of a file the command owns (PROJECT, generated files). */
+  async write(file: string, content: string): Promise<void> {
+    const exists = (await this.read(file)) !== undefined;
+    const previous = this.changes.get(file);
+    this.changes.set(file, { content, kind: previous?.kind ?? (exists ? 'update' : 'create') });
+  }
+
+  /** Turns the changes into a plan, in path order so that output is stable. */
+  async plan(): Promise<Plan> {
+    const entries: PlanEntry[] = [];
+    for (const [file, change] of this.changes) {
+      const previous = await this.readDisk(file);
+      if (previous === change.content) {
+        entries.push({ action: 'unchanged', path: file, content: change.content, previous });
+        continue;
+      }
+      const action = previous === undefined ? 'create' : change.kind === 'create' ? 'overwrite' : 'update';
+      entries.push({
+        action,
+        path: file,
+        content: change.content,
+        ...(previous === undefined ? {} : { previous }),
+        ...(change.executable ? { executable: true } : {}),
+      });
+    }
+    for (const [file, conflict] of this.conflicts) {
+      if (this.changes.has(file)) continue;
+      entries.push({ action: 'conflict', path: file, content: conflict.content, reason: conflict.reason });
+    }
+    entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    return { root: this.root, entries, warnings: [...this.warnings] };
+  }
+
+  private async readDisk(file: string): Promise<string | undefined> {
+    if (this.disk.has(file)) return this.disk.get(file);
+    let content: string | undefined;
+    try {
+      content = await readFile(path.join(this.root, file), 'utf8');
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
+      content = undefined;
+    }
+    this.disk.set(file, content);
+    return content;
+  }
+}
