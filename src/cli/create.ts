@@ -1,5 +1,5 @@
 /** `kubesmith create api` (and, later, `create webhook`). */
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import type { CommandContext } from './main.js';
 import { parseBoolean, reportPlan } from './shared.js';
 

@@ -1,6 +1,7 @@
 /** `kubesmith init`: a new operator project in the current directory. */
 import path from 'node:path';
-import { Command, Option } from 'commander';
+import type { Command } from 'commander';
+import { Option } from 'commander';
 import { KubesmithError, UsageError } from '../errors.js';
 import type { CommandContext } from './main.js';
 import { reportPlan } from './shared.js';

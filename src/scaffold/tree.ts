@@ -20,6 +20,8 @@ export class Tree {
   private readonly disk = new Map<string, string | undefined>();
   private readonly changes = new Map<string, Change>();
   private readonly conflicts = new Map<string, { content: string; reason: string }>();
+  /** Files a template would create exactly as they are: reported, not written. */
+  private readonly unchanged = new Set<string>();
   readonly warnings: string[] = [];
 
   constructor(
@@ -53,7 +55,11 @@ export class Tree {
       this.changes.set(file, { content, kind: 'create', executable });
       return;
     }
-    if (current === content || ifExists === 'skip') return;
+    if (current === content) {
+      if (!this.changes.has(file)) this.unchanged.add(file);
+      return;
+    }
+    if (ifExists === 'skip') return;
     if (ifExists === 'conflict' && !this.force) {
       this.conflicts.set(file, { content, reason: 'exists with other content; --force overwrites it' });
       return;
@@ -85,6 +91,11 @@ export class Tree {
         ...(previous === undefined ? {} : { previous }),
         ...(change.executable ? { executable: true } : {}),
       });
+    }
+    for (const file of this.unchanged) {
+      if (this.changes.has(file)) continue;
+      const content = (await this.readDisk(file)) ?? '';
+      entries.push({ action: 'unchanged', path: file, content, previous: content });
     }
     for (const [file, conflict] of this.conflicts) {
       if (this.changes.has(file)) continue;

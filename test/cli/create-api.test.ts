@@ -1,0 +1,342 @@
+import { existsSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { read, removeTemp, run, snapshot, tempDir } from '../helpers/run.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await tempDir('guestbook');
+  const init = await run(dir, 'init', '--domain', 'example.com', '--skip-install');
+  expect(init.code).toBe(0);
+});
+afterEach(async () => {
+  await removeTemp(dir);
+});
+
+const guestbook = ['create', 'api', '--group', 'webapp', '--version', 'v1', '--kind', 'Guestbook'];
+const pod = [
+  'create',
+  'api',
+  '--group',
+  'core',
+  '--version',
+  'v1',
+  '--kind',
+  'Pod',
+  '--resource=false',
+  '--controller',
+];
+
+function count(text: string, fragment: string): number {
+  return text.split(fragment).length - 1;
+}
+
+describe('kubesmith create api', () => {
+  it('adds the types, controller, sample, roles, registrations and PROJECT entry of a custom resource', async () => {
+    const result = await run(dir, ...guestbook);
+    expect(result.stderr).not.toMatch(/^error/m);
+    expect(result.code).toBe(0);
+    for (const file of [
+      'src/api/webapp/v1/group-version.ts',
+      'src/api/webapp/v1/guestbook.types.ts',
+      'src/controllers/guestbook.controller.ts',
+      'test/controllers/guestbook.controller.test.ts',
+      'config/samples/webapp_v1_guestbook.yaml',
+      'config/rbac/guestbook_admin_role.yaml',
+      'config/rbac/guestbook_editor_role.yaml',
+      'config/rbac/guestbook_viewer_role.yaml',
+      'config/crd/kustomization.yaml',
+    ]) {
+      expect(existsSync(path.join(dir, file)), file).toBe(true);
+    }
+    expect(await read(dir, 'src/api/webapp/v1/group-version.ts')).toMatch(/\+groupName=webapp\.example\.com/);
+    const types = await read(dir, 'src/api/webapp/v1/guestbook.types.ts');
+    expect(types).toMatch(/\+kubebuilder:object:root=true/);
+    expect(types).toMatch(/\+kubebuilder:subresource:status/);
+    expect(types).toMatch(/\+listType=map/);
+    expect(types).toMatch(/\+listMapKey=type/);
+    const controller = await read(dir, 'src/controllers/guestbook.controller.ts');
+    expect(controller).toMatch(/\+kubebuilder:rbac:groups=webapp\.example\.com,resources=guestbooks,verbs=/);
+    expect(controller).toMatch(
+      /\+kubebuilder:rbac:groups=webapp\.example\.com,resources=guestbooks\/status,verbs=get;update;patch/,
+    );
+    expect(controller).toMatch(
+      /\+kubebuilder:rbac:groups=webapp\.example\.com,resources=guestbooks\/finalizers,verbs=update/,
+    );
+    const main = await read(dir, 'src/main.ts');
+    expect(main).toMatch(
+      /import \{ GuestbookReconciler \} from '\.\/controllers\/guestbook\.controller\.js';/,
+    );
+    expect(main).toMatch(/new GuestbookReconciler\(mgr\.client\)\.setupWithManager\(mgr\);/);
+    expect(parse(await read(dir, 'config/crd/kustomization.yaml'))).toMatchObject({
+      resources: ['bases/webapp.example.com_guestbooks.yaml'],
+    });
+    expect(
+      (parse(await read(dir, 'config/default/kustomization.yaml')) as { resources: string[] }).resources,
+    ).toContain('../crd');
+    expect(
+      (parse(await read(dir, 'config/rbac/kustomization.yaml')) as { resources: string[] }).resources,
+    ).toEqual(
+      expect.arrayContaining([
+        'guestbook_admin_role.yaml',
+        'guestbook_editor_role.yaml',
+        'guestbook_viewer_role.yaml',
+      ]),
+    );
+    expect(parse(await read(dir, 'config/samples/webapp_v1_guestbook.yaml'))).toMatchObject({
+      apiVersion: 'webapp.example.com/v1',
+      kind: 'Guestbook',
+    });
+    const project = parse(await read(dir, 'PROJECT')) as { resources: unknown[] };
+    expect(project.resources).toEqual([
+      {
+        api: { crdVersion: 'v1', namespaced: true },
+        controller: true,
+        domain: 'example.com',
+        group: 'webapp',
+        kind: 'Guestbook',
+        path: 'src/api/webapp/v1/guestbook.types.ts',
+        version: 'v1',
+      },
+    ]);
+  });
+
+  it('adds a controller for a built-in kind with the core RBAC group', async () => {
+    const result = await run(dir, ...pod);
+    expect(result.code).toBe(0);
+    const controller = await read(dir, 'src/controllers/pod.controller.ts');
+    expect(controller).toMatch(/V1Pod/);
+    expect(controller).toMatch(/@kubernetes\/client-node/);
+    expect(controller).toMatch(/\+kubebuilder:rbac:groups=core,resources=pods,verbs=/);
+    expect(existsSync(path.join(dir, 'src/api/core'))).toBe(false);
+    expect(existsSync(path.join(dir, 'config/crd'))).toBe(false);
+    expect(await read(dir, 'src/main.ts')).toMatch(
+      /new PodReconciler\(mgr\.client\)\.setupWithManager\(mgr\);/,
+    );
+    const project = parse(await read(dir, 'PROJECT')) as { resources: unknown[] };
+    expect(project.resources).toEqual([
+      { controller: true, group: 'core', kind: 'Pod', path: '@kubernetes/client-node', version: 'v1' },
+    ]);
+  });
+
+  it('uses the qualified group of other built-in groups', async () => {
+    expect(
+      (
+        await run(
+          dir,
+          'create',
+          'api',
+          '--group',
+          'networking',
+          '--version',
+          'v1',
+          '--kind',
+          'Ingress',
+          '--resource=false',
+        )
+      ).code,
+    ).toBe(0);
+    expect(await read(dir, 'src/controllers/ingress.controller.ts')).toMatch(
+      /groups=networking\.k8s\.io,resources=ingresses/,
+    );
+    expect(
+      (
+        await run(
+          dir,
+          'create',
+          'api',
+          '--group',
+          'apps',
+          '--version',
+          'v1',
+          '--kind',
+          'Deployment',
+          '--resource=false',
+        )
+      ).code,
+    ).toBe(0);
+    expect(await read(dir, 'src/controllers/deployment.controller.ts')).toMatch(
+      /groups=apps,resources=deployments/,
+    );
+  });
+
+  it('refuses the same API twice, and writes nothing', async () => {
+    await run(dir, ...guestbook);
+    const before = await snapshot(dir);
+    const again = await run(dir, ...guestbook);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/^error: API resource already exists$/m);
+    expect(again.stderr).toMatch(/^hint: .*--force/m);
+    expect(await snapshot(dir)).toEqual(before);
+  });
+
+  it('with --force scaffolds again without duplicating registrations', async () => {
+    await run(dir, ...guestbook);
+    await run(dir, ...pod);
+    const forced = await run(dir, ...guestbook, '--force');
+    expect(forced.code).toBe(0);
+    const main = await read(dir, 'src/main.ts');
+    expect(count(main, 'new GuestbookReconciler(mgr.client)')).toBe(1);
+    expect(count(main, 'import { GuestbookReconciler }')).toBe(1);
+    expect(
+      count(await read(dir, 'config/crd/kustomization.yaml'), 'webapp.example.com_guestbooks.yaml'),
+    ).toBe(1);
+    expect(count(await read(dir, 'config/default/kustomization.yaml'), '- ../crd')).toBe(1);
+    expect(count(await read(dir, 'config/rbac/kustomization.yaml'), 'guestbook_admin_role.yaml')).toBe(1);
+    expect((parse(await read(dir, 'PROJECT')) as { resources: unknown[] }).resources).toHaveLength(2);
+  });
+
+  it('a re-run with --force of an unchanged API changes no file', async () => {
+    await run(dir, ...guestbook);
+    const before = await snapshot(dir);
+    const result = await run(dir, ...guestbook, '--force');
+    expect(result.stderr).not.toMatch(/^(create|update|overwrite)\s/m);
+    expect(await snapshot(dir)).toEqual(before);
+  });
+
+  it('keeps user edits unless --force', async () => {
+    await run(dir, ...guestbook);
+    await rm(path.join(dir, 'PROJECT'));
+    await run(dir, 'init', '--domain', 'example.com', '--skip-install', '--force');
+    await writeFile(path.join(dir, 'src/controllers/guestbook.controller.ts'), '// my controller\n');
+    const result = await run(dir, ...guestbook);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/src\/controllers\/guestbook\.controller\.ts/);
+    expect(await read(dir, 'src/controllers/guestbook.controller.ts')).toBe('// my controller\n');
+  });
+
+  it('refuses a second group in a single-group project', async () => {
+    await run(dir, ...guestbook);
+    const before = await snapshot(dir);
+    const result = await run(dir, 'create', 'api', '--group', 'crew', '--version', 'v1', '--kind', 'Captain');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^error: multiple groups are not allowed by default/m);
+    expect(result.stderr).toMatch(/multigroup/);
+    expect(await snapshot(dir)).toEqual(before);
+  });
+
+  it('allows several groups in a multigroup project, with controllers per group', async () => {
+    await rm(path.dirname(dir), { recursive: true, force: true });
+    dir = await tempDir('multi');
+    await run(dir, 'init', '--domain', 'example.com', '--multigroup', '--skip-install');
+    expect((await run(dir, ...guestbook)).code).toBe(0);
+    expect(
+      (await run(dir, 'create', 'api', '--group', 'crew', '--version', 'v1', '--kind', 'Captain')).code,
+    ).toBe(0);
+    expect(existsSync(path.join(dir, 'src/controllers/crew/captain.controller.ts'))).toBe(true);
+    expect(existsSync(path.join(dir, 'config/rbac/crew_captain_admin_role.yaml'))).toBe(true);
+    expect(await read(dir, 'src/main.ts')).toMatch(/from '\.\/controllers\/crew\/captain\.controller\.js'/);
+  });
+
+  it('--dry-run prints the plan, including updates of existing files, and writes nothing', async () => {
+    const before = await snapshot(dir);
+    const result = await run(dir, ...guestbook, '--dry-run');
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/^create\s+src\/api\/webapp\/v1\/guestbook\.types\.ts$/m);
+    expect(result.stderr).toMatch(/^update\s+src\/main\.ts$/m);
+    expect(result.stderr).toMatch(/^update\s+PROJECT$/m);
+    expect(await snapshot(dir)).toEqual(before);
+  });
+
+  it('--namespaced=false makes a cluster-scoped resource', async () => {
+    expect((await run(dir, ...guestbook, '--namespaced=false')).code).toBe(0);
+    expect(await read(dir, 'src/api/webapp/v1/guestbook.types.ts')).toMatch(
+      /\+kubebuilder:resource:.*scope=Cluster/,
+    );
+    expect(parse(await read(dir, 'PROJECT'))).toMatchObject({ resources: [{ api: { namespaced: false } }] });
+  });
+
+  it('--plural is recorded and used', async () => {
+    expect(
+      (
+        await run(
+          dir,
+          'create',
+          'api',
+          '--group',
+          'webapp',
+          '--version',
+          'v1',
+          '--kind',
+          'Octopus',
+          '--plural',
+          'octopodes',
+        )
+      ).code,
+    ).toBe(0);
+    expect(await read(dir, 'src/controllers/octopus.controller.ts')).toMatch(/resources=octopodes/);
+    expect(parse(await read(dir, 'PROJECT'))).toMatchObject({ resources: [{ plural: 'octopodes' }] });
+  });
+
+  it('leaves the project as it was when a write fails half way', async () => {
+    await writeFile(path.join(dir, 'config/samples'), 'a file where a directory must go\n');
+    const before = await snapshot(dir);
+    const result = await run(dir, ...guestbook);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /^error: cannot write config\/samples.*: a file stands where a directory is needed$/m,
+    );
+    expect(await snapshot(dir)).toEqual(before);
+    expect(existsSync(path.join(dir, 'src/api'))).toBe(false);
+  });
+
+  it.each([
+    [['--kind', 'guestbook'], /^error: invalid Kind: guestbook: must start with an uppercase character$/m, 2],
+    [['--kind', 'Guest_book'], /^error: invalid Kind: Guest_book: a DNS-1035 label must consist of/m, 2],
+    [
+      ['--group', 'Web_App'],
+      /^error: either Group or Domain is invalid: Web_App\.example\.com: a DNS-1123 subdomain/m,
+      2,
+    ],
+    [['--version', 'V1'], /^error: Version must respect DNS-1123 \(was V1\)$/m, 2],
+    [['--version', ''], /^error: version cannot be empty$/m, 2],
+    [
+      ['--resource=maybe'],
+      /error: option '--resource \[bool\]' argument 'maybe' is invalid. expected true or false\./,
+      2,
+    ],
+  ])('rejects %j with a clear error and writes nothing', async (override, message, code) => {
+    const args = [...guestbook];
+    for (let i = 0; i < override.length; i += 1) {
+      const flag = override[i] as string;
+      const at = args.indexOf(flag);
+      if (at >= 0 && override[i + 1] !== undefined && !flag.includes('=')) {
+        args[at + 1] = override[i + 1] as string;
+        i += 1;
+      } else args.push(flag);
+    }
+    const before = await snapshot(dir);
+    const result = await run(dir, ...args);
+    expect(result.stderr).toMatch(message);
+    expect(result.code).toBe(code);
+    expect(await snapshot(dir)).toEqual(before);
+  });
+
+  it('rejects a missing flag value', async () => {
+    const result = await run(dir, 'create', 'api', '--group', 'webapp', '--version', 'v1', '--kind');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/error: option '--kind <kind>' argument missing/);
+  });
+
+  it('outside a project says so', async () => {
+    const outside = await tempDir('elsewhere');
+    try {
+      const result = await run(outside, ...guestbook);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(
+        /^error: not in a kubesmith project: no PROJECT file in .*elsewhere or its parents$/m,
+      );
+      expect(await snapshot(outside)).toEqual({});
+    } finally {
+      await removeTemp(outside);
+    }
+  });
+
+  it('works from a subdirectory of the project', async () => {
+    await mkdir(path.join(dir, 'src', 'deep'), { recursive: true });
+    expect((await run(path.join(dir, 'src', 'deep'), ...guestbook)).code).toBe(0);
+    expect(existsSync(path.join(dir, 'src/api/webapp/v1/guestbook.types.ts'))).toBe(true);
+  });
+});

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { run, tempDir, removeTemp } from '../helpers/run.js';
+import { kubesmithVersion } from '../../src/version.js';
+
+describe('the kubesmith command', () => {
+  it('--version and version print the package version', async () => {
+    const dir = await tempDir();
+    try {
+      expect(await run(dir, '--version')).toMatchObject({ code: 0, stdout: `${kubesmithVersion}\n` });
+      expect(await run(dir, 'version')).toMatchObject({ code: 0, stdout: `${kubesmithVersion}\n` });
+      expect(JSON.parse((await run(dir, 'version', '--json')).stdout)).toEqual({ version: kubesmithVersion });
+    } finally {
+      await removeTemp(dir);
+    }
+  });
+
+  it.each([[[]], [['init']], [['create']], [['create', 'api']], [['manifests']], [['version']]])(
+    '%j --help has examples',
+    async (args) => {
+      const dir = await tempDir();
+      try {
+        const result = await run(dir, ...args, '--help');
+        expect(result.code).toBe(0);
+        expect(result.stdout).toMatch(/Examples:\n\s+\$ kubesmith /);
+      } finally {
+        await removeTemp(dir);
+      }
+    },
+  );
+
+  it('an unknown command is a usage error with a suggestion', async () => {
+    const dir = await tempDir();
+    try {
+      const result = await run(dir, 'inti');
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/unknown command 'inti'/);
+      expect(result.stderr).toMatch(/Did you mean init\?/);
+    } finally {
+      await removeTemp(dir);
+    }
+  });
+});

@@ -1,0 +1,53 @@
+/** Running the CLI in-process against a temporary directory, and looking at what it left. */
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { main } from '../../src/cli/main.js';
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+class Capture extends Writable {
+  text = '';
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: () => void): void {
+    this.text += chunk.toString();
+    callback();
+  }
+}
+
+export async function run(cwd: string, ...args: string[]): Promise<RunResult> {
+  const stdout = new Capture();
+  const stderr = new Capture();
+  const code = await main(['node', 'kubesmith', ...args], { cwd, stdout, stderr });
+  return { code, stdout: stdout.text, stderr: stderr.text };
+}
+
+export async function tempDir(name = 'project'): Promise<string> {
+  const parent = await mkdtemp(path.join(os.tmpdir(), 'kubesmith-test-'));
+  const dir = path.join(parent, name);
+  await import('node:fs/promises').then((fs) => fs.mkdir(dir));
+  return dir;
+}
+
+export async function removeTemp(dir: string): Promise<void> {
+  await rm(path.dirname(dir), { recursive: true, force: true });
+}
+
+/** Every file below `dir` with its content. */
+export async function snapshot(dir: string): Promise<Record<string, string>> {
+  const result: Record<string, string> = {};
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (entry.isDirectory()) continue;
+    const full = path.join(entry.parentPath, entry.name);
+    result[path.relative(dir, full)] = await readFile(full, 'utf8');
+  }
+  return result;
+}
+
+export function read(dir: string, file: string): Promise<string> {
+  return readFile(path.join(dir, file), 'utf8');
+}
