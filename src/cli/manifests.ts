@@ -1,14 +1,100 @@
-/** `kubesmith manifests`: placeholder until the generator lands (issue 3). */
+/** `kubesmith manifests`: CRDs, RBAC and webhook configurations from TypeScript types and markers. */
+import path from 'node:path';
 import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import { ExitCode, KubesmithError } from '../errors.js';
 import type { CommandContext } from './main.js';
-import { KubesmithError } from '../errors.js';
+
+interface ManifestsFlags {
+  crd: boolean;
+  rbac: boolean;
+  webhook: boolean;
+  check: boolean;
+  stdout: boolean;
+  maxDescLen?: number;
+}
+
+function parseMaxDescLen(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('expected a whole number (0 drops descriptions).');
+  return Number(value);
+}
 
 export function registerManifests(program: Command, contextFor: (command: Command) => CommandContext): void {
   program
     .command('manifests')
     .description('generate CRDs, RBAC and webhook configurations from TypeScript types and markers')
-    .action((_options: unknown, command: Command) => {
-      contextFor(command);
-      throw new KubesmithError('kubesmith manifests is not implemented yet');
+    .option('--crd', 'generate CRDs (config/crd/bases); with none of --crd/--rbac/--webhook, all', false)
+    .option('--rbac', 'generate the manager role (config/rbac/role.yaml)', false)
+    .option('--webhook', 'generate webhook configurations (config/webhook/manifests.yaml)', false)
+    .option('--check', 'write nothing; exit 3 with a diff when the files on disk are stale', false)
+    .option('--stdout', 'print the manifests instead of writing them', false)
+    .option(
+      '--max-desc-len <n>',
+      'cut schema descriptions longer than n characters (0 drops them)',
+      parseMaxDescLen,
+    )
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ kubesmith manifests
+  $ kubesmith manifests --crd --max-desc-len 0
+  $ kubesmith manifests --rbac --stdout
+  $ kubesmith manifests --check          # in CI: exit 3 when the generated files are stale`,
+    )
+    .action(async (flags: ManifestsFlags, command: Command) => {
+      const { out, cwd } = contextFor(command);
+      // ts-morph loads only here, so other commands stay fast.
+      const { generateManifests, findProjectRoot, formatDiagnostic, isError } =
+        await import('../manifests/index.js');
+      const { root } = findProjectRoot(cwd);
+      const { files, diagnostics } = await generateManifests({
+        root,
+        crd: flags.crd,
+        rbac: flags.rbac,
+        webhook: flags.webhook,
+        ...(flags.maxDescLen !== undefined ? { maxDescLen: flags.maxDescLen } : {}),
+      });
+      const shown = diagnostics.map((d) => ({
+        ...d,
+        file: path.relative(cwd, path.join(root, d.file)) || d.file,
+      }));
+      for (const d of shown) out.info(formatDiagnostic(d));
+      const errors = diagnostics.filter(isError);
+      if (errors.length > 0) {
+        out.result({ command: 'manifests', ok: false, diagnostics: shown });
+        throw new KubesmithError(
+          `${errors.length} error${errors.length > 1 ? 's' : ''} in the API sources; nothing was written`,
+          { hint: 'fix the problems listed above and run kubesmith manifests again' },
+        );
+      }
+      const { diffAgainstDisk, writeFilesAtomically } = await import('../manifests/write.js');
+      if (flags.stdout) {
+        out.print(files.map((f) => f.content).join(''));
+        out.result({ command: 'manifests', ok: true, files });
+        return;
+      }
+      if (flags.check) {
+        const stale = await diffAgainstDisk(root, files);
+        out.result({
+          command: 'manifests',
+          ok: stale.length === 0,
+          stale: stale.map((s) => s.path),
+          diagnostics: shown,
+        });
+        if (stale.length === 0) {
+          out.info(`manifests are up to date (${files.length} file${files.length === 1 ? '' : 's'})`);
+          return;
+        }
+        out.print(stale.map((s) => s.diff).join(''));
+        throw new KubesmithError(
+          `${stale.length} generated file${stale.length > 1 ? 's are' : ' is'} out of date: ${stale.map((s) => s.path).join(', ')}`,
+          { hint: 'run kubesmith manifests and commit the result', exitCode: ExitCode.drift },
+        );
+      }
+      const statuses = await writeFilesAtomically(root, files);
+      for (const s of statuses)
+        out.info(`${out.style(s.status === 'unchanged' ? 'dim' : 'green', s.status.padEnd(9))} ${s.path}`);
+      out.result({ command: 'manifests', ok: true, files: statuses, diagnostics: shown });
     });
 }

@@ -1,0 +1,84 @@
+/**
+ * `kubesmith manifests` without the CLI: runs the generator passes (CRD, RBAC, webhooks) over one shared context and
+ * returns the files they produce with every diagnostic. It never writes; the caller decides.
+ */
+import { sortDiagnostics, type Diagnostic } from '../markers/index.js';
+import { kubesmithVersion } from '../version.js';
+import { createContext } from './context.js';
+import { generateCrds } from './crd.js';
+import { rolesFromMarkers } from './rbac.js';
+import { webhookConfigurations } from './webhook.js';
+import { writeYamlDocuments } from './yaml.js';
+
+export { findProjectRoot } from './context.js';
+export { formatDiagnostic, isError, type Diagnostic } from '../markers/index.js';
+
+/** kubectl apply (client-side) stores the object in an annotation, limited to 256 KiB. */
+const LAST_APPLIED_LIMIT = 262144;
+
+export interface GenerateOptions {
+  /** The project root (the directory holding PROJECT). */
+  root: string;
+  /** Which outputs; when none is chosen, all of them. */
+  crd?: boolean;
+  rbac?: boolean;
+  webhook?: boolean;
+  /** Cut descriptions longer than this (0 drops them). Default: no limit. */
+  maxDescLen?: number;
+  /** Written into the CRDs' `kubesmith.dev/version` annotation. Default: this kubesmith's version. */
+  version?: string;
+}
+
+export interface ManifestFile {
+  /** Relative to the root, with `/`. */
+  path: string;
+  content: string;
+}
+
+export interface GenerateResult {
+  files: ManifestFile[];
+  diagnostics: Diagnostic[];
+}
+
+export async function generateManifests(options: GenerateOptions): Promise<GenerateResult> {
+  const all = !options.crd && !options.rbac && !options.webhook;
+  const ctx = createContext(options.root);
+  const files: ManifestFile[] = [];
+  if (all || options.crd) {
+    for (const file of generateCrds(ctx, {
+      version: options.version ?? kubesmithVersion,
+      ...(options.maxDescLen !== undefined ? { maxDescLen: options.maxDescLen } : {}),
+    })) {
+      const content = writeYamlDocuments(file.documents);
+      files.push({ path: file.path, content });
+      const size = Buffer.byteLength(content);
+      if (size > LAST_APPLIED_LIMIT && file.source) {
+        const sf = file.source.getSourceFile();
+        const lc = sf.getLineAndCharacterOfPosition(file.source.getStart(sf));
+        ctx.diagnostics.push({
+          file: ctx.displayPath(sf),
+          line: lc.line + 1,
+          col: lc.character + 1,
+          code: 'crd-too-large',
+          severity: 'warning',
+          message: `${file.path} is ${size} bytes, more than the ${LAST_APPLIED_LIMIT} bytes of the last-applied annotation of client-side kubectl apply`,
+          hint: 'apply it with kubectl apply --server-side, or shorten descriptions with --max-desc-len',
+        });
+      }
+    }
+  }
+  // Collecting markers of every file also reports unknown and misplaced ones, whichever outputs run.
+  const packageMarkers = ctx.packageMarkers();
+  if (all || options.rbac) {
+    const roles = rolesFromMarkers(packageMarkers);
+    if (roles.length > 0) files.push({ path: 'config/rbac/role.yaml', content: writeYamlDocuments(roles) });
+  }
+  if (all || options.webhook) {
+    const documents = webhookConfigurations(packageMarkers, ctx.diagnostics);
+    if (documents.length > 0) {
+      files.push({ path: 'config/webhook/manifests.yaml', content: writeYamlDocuments(documents) });
+    }
+  }
+  files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { files, diagnostics: sortDiagnostics(ctx.diagnostics) };
+}

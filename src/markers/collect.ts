@@ -1,0 +1,159 @@
+/**
+ * Reads markers from the raw comment text of a TypeScript file, line by line, from `//` and `/** *\/`
+ * comments (JSDoc tag parsing would split values at `@` and glue markers onto tags). Markers in the
+ * comments directly above a declaration belong to it; the others are file-level (rbac, webhook,
+ * groupName...). Every marker keeps its exact file:line:col.
+ */
+import { ts } from 'ts-morph';
+import type { Diagnostic } from './diagnostics.js';
+import type { Marker, MarkerRegistry, Target } from './registry.js';
+
+/** One comment line whose text starts with `+`. */
+export interface MarkerLine {
+  /** From `+` to the end of the line (or the closing `*\/`), trimmed. */
+  text: string;
+  /** Offset of the `+` in the file. */
+  pos: number;
+}
+
+/** The marker lines of one comment. */
+export function markerLinesOf(fileText: string, range: ts.CommentRange): MarkerLine[] {
+  const raw = fileText.slice(range.pos, range.end);
+  const out: MarkerLine[] = [];
+  if (range.kind === ts.SyntaxKind.SingleLineCommentTrivia) {
+    const m = /^\/\/\s*/.exec(raw);
+    const start = m ? m[0].length : 2;
+    if (raw[start] === '+') out.push({ text: raw.slice(start).trimEnd(), pos: range.pos + start });
+    return out;
+  }
+  let offset = 0;
+  const body = raw.endsWith('*/') ? raw.slice(0, -2) : raw;
+  for (const line of body.split('\n')) {
+    // `/**` or `/*` on the first line, `*` on the others, then spaces.
+    const m = /^(?:\s*\/\*\*?|\s*\*(?!\/))?\s*/.exec(line);
+    const start = m ? m[0].length : 0;
+    if (line[start] === '+') {
+      out.push({
+        text: line
+          .slice(start)
+          .replace(/\s*\r?$/, '')
+          .trimEnd(),
+        pos: range.pos + offset + start,
+      });
+    }
+    offset += line.length + 1;
+  }
+  return out;
+}
+
+/** The lines of a comment's text without comment syntax (for descriptions). */
+export function commentTextLines(fileText: string, range: ts.CommentRange): string[] {
+  const raw = fileText.slice(range.pos, range.end);
+  if (range.kind === ts.SyntaxKind.SingleLineCommentTrivia) return [raw.replace(/^\/\/ ?/, '')];
+  const body = raw.replace(/^\/\*\*?/, '').replace(/\*\/$/, '');
+  const lines = body.split('\n').map((line) =>
+    line
+      .replace(/\r$/, '')
+      .replace(/^\s*\* ?/, '')
+      .trimEnd(),
+  );
+  // The first line is what follows `/**`; trim its leading spaces.
+  if (lines.length > 0) lines[0] = (lines[0] ?? '').trimStart();
+  while (lines.length > 0 && (lines[0] ?? '').trim() === '') lines.shift();
+  while (lines.length > 0 && (lines[lines.length - 1] ?? '').trim() === '') lines.pop();
+  return lines;
+}
+
+/** Declarations markers attach to, and their target. */
+export function targetOf(node: ts.Node): Target | undefined {
+  if (
+    ts.isInterfaceDeclaration(node) ||
+    ts.isTypeAliasDeclaration(node) ||
+    ts.isClassDeclaration(node) ||
+    ts.isEnumDeclaration(node)
+  ) {
+    return 'type';
+  }
+  if (ts.isPropertySignature(node) || ts.isPropertyDeclaration(node)) return 'field';
+  return undefined;
+}
+
+export interface FileMarkers {
+  /** File-level markers, in source order. */
+  package: Marker[];
+  /** Markers of each declaration (interface, type alias, class, enum, property), in source order. */
+  byNode: Map<ts.Node, Marker[]>;
+  /** The JSDoc (`/** *\/`) comment directly above each declaration, for descriptions. */
+  docs: Map<ts.Node, ts.CommentRange>;
+}
+
+/**
+ * Collects and parses every marker of `sf`. Problems are pushed to `diagnostics`; `file` is the path
+ * shown in them.
+ */
+export function collectFileMarkers(
+  sf: ts.SourceFile,
+  registry: MarkerRegistry,
+  file: string,
+  diagnostics: Diagnostic[],
+): FileMarkers {
+  const text = sf.getFullText();
+  const result: FileMarkers = { package: [], byNode: new Map(), docs: new Map() };
+  const attached = new Set<number>();
+  const allComments = new Map<number, ts.CommentRange>();
+
+  const position = (pos: number) => {
+    const lc = sf.getLineAndCharacterOfPosition(pos);
+    return { file, line: lc.line + 1, col: lc.character + 1 };
+  };
+
+  const parseInto = (line: MarkerLine, target: Target, out: Marker[]) => {
+    const where = position(line.pos);
+    const parsed = registry.parse(line.text, target, where);
+    if (parsed === undefined) return;
+    if (parsed.ok) {
+      if (!parsed.marker.definition.ignored) out.push(parsed.marker);
+      return;
+    }
+    diagnostics.push({
+      ...position(line.pos + parsed.offset),
+      code: parsed.code,
+      message: parsed.message,
+      ...(parsed.hint ? { hint: parsed.hint } : {}),
+    });
+  };
+
+  const visit = (node: ts.Node): void => {
+    if (node.kind >= ts.SyntaxKind.FirstJSDocNode && node.kind <= ts.SyntaxKind.LastJSDocNode) return;
+    for (const range of ts.getLeadingCommentRanges(text, node.pos) ?? []) allComments.set(range.pos, range);
+    const target = targetOf(node);
+    if (target !== undefined) {
+      const ranges = ts.getLeadingCommentRanges(text, node.pos) ?? [];
+      const markers: Marker[] = [];
+      for (const range of ranges) {
+        for (const line of markerLinesOf(text, range)) {
+          // A file-level marker (rbac, groupName) may stand above a declaration too.
+          if (registry.lookup(line.text, target) === undefined && registry.lookup(line.text, 'package'))
+            continue;
+          attached.add(line.pos);
+          parseInto(line, target, markers);
+        }
+      }
+      const doc = [...ranges]
+        .reverse()
+        .find((r) => text.startsWith('/**', r.pos) && !text.startsWith('/**/', r.pos));
+      if (doc) result.docs.set(node, doc);
+      result.byNode.set(node, markers);
+    }
+    for (const child of node.getChildren(sf)) visit(child);
+  };
+  visit(sf);
+
+  for (const range of [...allComments.values()].sort((a, b) => a.pos - b.pos)) {
+    for (const line of markerLinesOf(text, range)) {
+      if (attached.has(line.pos)) continue;
+      parseInto(line, 'package', result.package);
+    }
+  }
+  return result;
+}

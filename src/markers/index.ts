@@ -1,0 +1,6 @@
+/** Comment markers: the grammar, the typed registry, and collection from TypeScript sources. */
+export * from './diagnostics.js';
+export * from './grammar.js';
+export * from './registry.js';
+export * from './definitions.js';
+export * from './collect.js';

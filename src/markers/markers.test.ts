@@ -1,0 +1,208 @@
+import { describe, expect, it } from 'vitest';
+import { Project, ts } from 'ts-morph';
+import { Cursor, parseValue, T, type ArgType } from './grammar.js';
+import { defaultRegistry } from './definitions.js';
+import { collectFileMarkers } from './collect.js';
+import { splitMarker, type Marker } from './registry.js';
+import type { Diagnostic } from './diagnostics.js';
+
+const where = { file: 'f.ts', line: 1, col: 1 };
+const registry = defaultRegistry();
+
+function value(text: string, type: ArgType = T.any): unknown {
+  return parseValue(new Cursor(text), type);
+}
+
+function parse(raw: string, target: 'package' | 'type' | 'field' = 'field') {
+  return registry.parse(raw, target, where);
+}
+
+function parsedValue(raw: string, target: 'package' | 'type' | 'field' = 'field'): unknown {
+  const result = parse(raw, target);
+  if (!result?.ok) throw new Error(`not parsed: ${JSON.stringify(result)}`);
+  return result.marker.value;
+}
+
+describe('grammar', () => {
+  it('guesses scalars as controller-gen does', () => {
+    expect(value('5')).toBe(5);
+    expect(value('-5')).toBe(-5);
+    expect(value('1.5')).toBe(1.5);
+    expect(value('true')).toBe(true);
+    expect(value('false')).toBe(false);
+    expect(value('trueish')).toBe('trueish');
+    expect(value('5m')).toBe('5m');
+    expect(value('hello world')).toBe('hello world');
+  });
+
+  it('reads the three quotings', () => {
+    expect(value('"a,b;c"')).toBe('a,b;c');
+    expect(value("'it is'")).toBe('it is');
+    expect(value('`^[a-z]{1,3}$`')).toBe('^[a-z]{1,3}$');
+    expect(value('"tab\\tquote\\""')).toBe('tab\tquote"');
+  });
+
+  it('reads lists in both forms and maps', () => {
+    expect(value('a;b;c')).toEqual(['a', 'b', 'c']);
+    expect(value('1;2')).toEqual([1, 2]);
+    expect(value('{a,b}', T.list(T.string))).toEqual(['a', 'b']);
+    expect(value('{a: 1, b: "x"}')).toEqual({ a: 1, b: 'x' });
+    expect(value('{}')).toEqual({});
+    expect(value('{1,2}')).toEqual([1, 2]);
+  });
+
+  it('checks typed values', () => {
+    expect(() => value('1.5', T.int)).toThrow(/expected an integer/);
+    expect(() => value('abc', T.number)).toThrow(/expected a number/);
+    expect(() => value('yes', T.bool)).toThrow(/expected true or false/);
+    expect(value('{"a": [1]}', T.json)).toEqual({ a: [1] });
+  });
+
+  it('splits names as controller-gen does', () => {
+    expect(splitMarker('+kubebuilder:rbac:groups=apps,verbs=get')).toMatchObject({
+      name: 'kubebuilder:rbac',
+      anonName: 'kubebuilder:rbac:groups',
+      rest: 'apps,verbs=get',
+    });
+    expect(splitMarker('+optional')).toMatchObject({ name: 'optional', anonName: 'optional', rest: '' });
+  });
+});
+
+describe('registry', () => {
+  it('parses anonymous values, flags and named arguments', () => {
+    expect(parsedValue('+kubebuilder:validation:Minimum=1')).toBe(1);
+    expect(parsedValue('+kubebuilder:validation:Minimum=-1.5')).toBe(-1.5);
+    expect(parsedValue('+kubebuilder:validation:Enum=a;b;c')).toEqual(['a', 'b', 'c']);
+    expect(parsedValue('+kubebuilder:validation:items:MaxLength=3')).toBe(3);
+    expect(parsedValue('+optional')).toBe(true);
+    expect(parsedValue('+kubebuilder:default={a: 1}')).toEqual({ a: 1 });
+    expect(parsedValue('+default="x"')).toBe('x');
+    expect(parsedValue('+k8s:minimum=3 # a comment')).toBe(3);
+    expect(
+      parsedValue('+kubebuilder:rbac:groups=apps;"",resources=deployments,verbs=get;list', 'package'),
+    ).toEqual({ groups: ['apps', ''], resources: ['deployments'], verbs: ['get', 'list'] });
+    expect(
+      parsedValue(
+        '+kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`',
+        'type',
+      ),
+    ).toEqual({ name: 'Ready', type: 'string', JSONPath: '.status.conditions[?(@.type=="Ready")].status' });
+    expect(
+      parsedValue('+kubebuilder:validation:XValidation:rule="self.a > 0",message="a, positive"', 'type'),
+    ).toEqual({ rule: 'self.a > 0', message: 'a, positive' });
+    expect(parsedValue('+kubebuilder:resource:path=mice,shortName={m,mi},scope=Cluster', 'type')).toEqual({
+      path: 'mice',
+      shortName: ['m', 'mi'],
+      scope: 'Cluster',
+    });
+  });
+
+  it('suggests the nearest marker for a misspelling', () => {
+    const result = parse('+kubebuilder:validation:Minimun=1');
+    expect(result).toMatchObject({
+      ok: false,
+      code: 'unknown-marker',
+      message: 'unknown marker +kubebuilder:validation:Minimun',
+      hint: 'did you mean +kubebuilder:validation:Minimum?',
+    });
+    expect(parse('+optionall')).toMatchObject({ hint: 'did you mean +optional?' });
+    expect(parse('+kubebuilder:rbak:groups=apps,verbs=get', 'package')).toMatchObject({
+      hint: 'did you mean +kubebuilder:rbac?',
+    });
+  });
+
+  it('reports misplaced markers', () => {
+    expect(parse('+kubebuilder:resource:path=foos', 'field')).toMatchObject({
+      ok: false,
+      code: 'misplaced-marker',
+      message: 'marker +kubebuilder:resource cannot stand on a property',
+    });
+    expect(parse('+kubebuilder:validation:Minimum=1', 'package')).toMatchObject({
+      code: 'misplaced-marker',
+    });
+  });
+
+  it('reports ill-typed markers with the offset of the bad value', () => {
+    const raw = '+kubebuilder:validation:MaxLength=abc';
+    const result = parse(raw);
+    expect(result).toMatchObject({ ok: false, code: 'invalid-marker', offset: raw.indexOf('abc') });
+    expect(result?.ok === false && result.hint).toBe('usage: +kubebuilder:validation:MaxLength=<int>');
+    expect(parse('+kubebuilder:rbac:groups=apps', 'package')).toMatchObject({
+      message: 'invalid marker +kubebuilder:rbac: missing argument verbs',
+    });
+    expect(parse('+kubebuilder:rbac:group=apps,verbs=get', 'package')).toMatchObject({
+      message: expect.stringContaining('unknown argument "group" (did you mean "groups"?)'),
+    });
+    expect(parse('+optional=true')).toMatchObject({ code: 'invalid-marker' });
+  });
+
+  it('leaves markers of other tools alone', () => {
+    expect(parse('+genclient', 'type')).toBeUndefined();
+    expect(parse('+kubesmith:scaffold:imports', 'package')).toBeUndefined();
+  });
+});
+
+describe('collectFileMarkers', () => {
+  const source = [
+    '// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get',
+    '/**',
+    ' * Spec of a widget.',
+    ' * +kubebuilder:validation:MinProperties=1',
+    ' */',
+    'export interface WidgetSpec {',
+    '  /**',
+    '   * Replicas.',
+    '   * +kubebuilder:validation:Minimum=1',
+    '   * +optional',
+    '   */',
+    '  replicas?: number;',
+    '  // +kubebuilder:validation:MaxLength=10',
+    '  name: string;',
+    '  /** +kubebuilder:validation:Minimun=1 */',
+    '  other: number;',
+    '}',
+    '// +kubebuilder:validation:Minimum=1',
+    '',
+  ].join('\n');
+
+  function collect(text: string) {
+    const project = new Project({ useInMemoryFileSystem: true });
+    const sf = project.createSourceFile('/a.ts', text).compilerNode;
+    const diagnostics: Diagnostic[] = [];
+    const result = collectFileMarkers(sf, registry, 'src/a.ts', diagnostics);
+    return { sf, result, diagnostics };
+  }
+
+  const names = (markers: Marker[] | undefined) => (markers ?? []).map((m) => `${m.name}@${m.line}:${m.col}`);
+
+  it('attaches markers to declarations with exact positions', () => {
+    const { sf, result } = collect(source);
+    const iface = sf.statements.find(ts.isInterfaceDeclaration);
+    expect(iface).toBeDefined();
+    if (!iface) return;
+    expect(names(result.byNode.get(iface))).toEqual(['kubebuilder:validation:MinProperties@4:4']);
+    const [replicas, name] = iface.members;
+    expect(names(result.byNode.get(replicas!))).toEqual([
+      'kubebuilder:validation:Minimum@9:6',
+      'optional@10:6',
+    ]);
+    expect(names(result.byNode.get(name!))).toEqual(['kubebuilder:validation:MaxLength@13:6']);
+    expect(names(result.package)).toEqual(['kubebuilder:rbac@1:4']);
+    expect(result.docs.get(replicas!)).toBeDefined();
+  });
+
+  it('reports a misspelled marker and a misplaced one at file:line:col', () => {
+    const { diagnostics } = collect(source);
+    expect(diagnostics.map((d) => `${d.file}:${d.line}:${d.col}: ${d.message}`)).toEqual([
+      'src/a.ts:15:7: unknown marker +kubebuilder:validation:Minimun',
+      'src/a.ts:18:4: marker +kubebuilder:validation:Minimum cannot stand apart from a declaration',
+    ]);
+  });
+
+  it('points at the bad value inside a marker', () => {
+    const { diagnostics } = collect(
+      'export interface A {\n  // +kubebuilder:validation:MaxLength=abc\n  a: string;\n}\n',
+    );
+    expect(diagnostics).toMatchObject([{ line: 2, col: 40, code: 'invalid-marker' }]);
+  });
+});

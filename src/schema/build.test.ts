@@ -1,0 +1,301 @@
+import { describe, expect, it } from 'vitest';
+import { Project, ts } from 'ts-morph';
+import { defaultRegistry, formatDiagnostic, sortDiagnostics, type Diagnostic } from '../markers/index.js';
+import { SchemaBuilder } from './build.js';
+import type { JSONSchemaProps } from './types.js';
+
+/** The schema of `Root` in `source` (an in-memory file), and the diagnostics. */
+function schemaOf(source: string): { schema: JSONSchemaProps; diagnostics: string[] } {
+  const project = new Project({
+    useInMemoryFileSystem: true,
+    compilerOptions: { strict: true, target: ts.ScriptTarget.ES2022 },
+  });
+  const sf = project.createSourceFile('/src/types.ts', source).compilerNode;
+  const diagnostics: Diagnostic[] = [];
+  const builder = new SchemaBuilder({
+    checker: project.getTypeChecker().compilerObject,
+    registry: defaultRegistry(),
+    diagnostics,
+    displayPath: () => 'types.ts',
+  });
+  const root = sf.statements.find(
+    (s): s is ts.InterfaceDeclaration | ts.TypeAliasDeclaration =>
+      (ts.isInterfaceDeclaration(s) || ts.isTypeAliasDeclaration(s)) && s.name.text === 'Root',
+  );
+  if (!root) throw new Error('no Root');
+  const schema = builder.declarationSchema(root, 'Root');
+  return { schema, diagnostics: sortDiagnostics(diagnostics).map(formatDiagnostic) };
+}
+
+const props = (source: string) => {
+  const { schema, diagnostics } = schemaOf(source);
+  expect(diagnostics).toEqual([]);
+  return schema.properties ?? {};
+};
+
+const RUNTIME = `import type { int32, int64, IntOrString, Quantity, Time, Condition } from '@kubesmith/runtime';\n`;
+
+describe('type mapping (DESIGN §4)', () => {
+  it('maps scalars', () => {
+    expect(props('export interface Root { s: string; b: boolean; n: number }')).toEqual({
+      s: { type: 'string' },
+      b: { type: 'boolean' },
+      n: { type: 'number' },
+    });
+  });
+
+  it('maps int32 and int64 from @kubesmith/runtime, also unresolved, also inside Record and arrays', () => {
+    expect(
+      props(`${RUNTIME}export interface Root { a: int32; b: int64; c: Record<string, int32>; d: int64[] }`),
+    ).toEqual({
+      a: { type: 'integer', format: 'int32' },
+      b: { type: 'integer', format: 'int64' },
+      c: { type: 'object', additionalProperties: { type: 'integer', format: 'int32' } },
+      d: { type: 'array', items: { type: 'integer', format: 'int64' } },
+    });
+  });
+
+  it('maps branded integer aliases declared locally', () => {
+    const source = `type int32 = number & { readonly __kubesmithType?: 'int32' };
+      export interface Root { a: int32; b: Partial<{ x: int32 }> }`;
+    expect(props(source)).toEqual({
+      a: { type: 'integer', format: 'int32' },
+      b: { type: 'object', properties: { x: { type: 'integer', format: 'int32' } } },
+    });
+  });
+
+  it('maps string-literal unions and string enums in source order', () => {
+    const source = `export enum Color { Red = 'red', Blue = 'blue' }
+      export type Mode = 'b' | 'a';
+      export interface Root { color: Color; mode: Mode; inline: 'x' | 'y' }`;
+    expect(props(source)).toEqual({
+      color: { type: 'string', enum: ['red', 'blue'] },
+      mode: { type: 'string', enum: ['b', 'a'] },
+      inline: { type: 'string', enum: ['x', 'y'] },
+    });
+  });
+
+  it('maps T | null to nullable and ?/+optional/+required to required', () => {
+    const { schema } = schemaOf(`export interface Root {
+        a: string | null;
+        b?: string;
+        /** +optional */
+        c: string;
+        /** +required */
+        d?: string;
+        e: string;
+      }`);
+    expect(schema.properties?.['a']).toEqual({ type: 'string', nullable: true });
+    expect(schema.required).toEqual(['a', 'd', 'e']);
+  });
+
+  it('maps arrays in every spelling', () => {
+    expect(
+      props(
+        'export interface Root { a: string[]; b: readonly string[]; c: Array<string>; d: ReadonlyArray<boolean> }',
+      ),
+    ).toEqual({
+      a: { type: 'array', items: { type: 'string' } },
+      b: { type: 'array', items: { type: 'string' } },
+      c: { type: 'array', items: { type: 'string' } },
+      d: { type: 'array', items: { type: 'boolean' } },
+    });
+  });
+
+  it('maps maps, nested types, extends, intersections and generics', () => {
+    const source = `interface Base {
+        /** Base doc. */
+        base: string;
+      }
+      interface Extra { extra?: number }
+      interface Box<T> { value: T }
+      export interface Root extends Base {
+        m: { [key: string]: boolean };
+        nested: { inner: { deep: string } };
+        both: Base & Extra;
+        box: Box<string>;
+        picked: Pick<Base & Extra, 'extra'>;
+      }`;
+    const { schema, diagnostics } = schemaOf(source);
+    expect(diagnostics).toEqual([]);
+    expect(schema.properties).toEqual({
+      base: { type: 'string', description: 'Base doc.' },
+      m: { type: 'object', additionalProperties: { type: 'boolean' } },
+      nested: {
+        type: 'object',
+        properties: {
+          inner: { type: 'object', properties: { deep: { type: 'string' } }, required: ['deep'] },
+        },
+        required: ['inner'],
+      },
+      both: {
+        type: 'object',
+        properties: { base: { type: 'string', description: 'Base doc.' }, extra: { type: 'number' } },
+        required: ['base'],
+      },
+      box: { type: 'object', properties: { value: { type: 'string' } }, required: ['value'] },
+      picked: { type: 'object', properties: { extra: { type: 'number' } } },
+    });
+    expect(schema.required).toEqual(['base', 'both', 'box', 'm', 'nested', 'picked']);
+  });
+
+  it('maps Time, Date, IntOrString, Quantity, Condition and unknown', () => {
+    const p = props(
+      `${RUNTIME}export interface Root { t: Time; d: Date; i: IntOrString; q: Quantity; c: Condition; u: unknown }`,
+    );
+    expect(p['t']).toEqual({ type: 'string', format: 'date-time' });
+    expect(p['d']).toEqual({ type: 'string', format: 'date-time' });
+    expect(p['i']).toEqual({
+      anyOf: [{ type: 'integer' }, { type: 'string' }],
+      'x-kubernetes-int-or-string': true,
+    });
+    expect(p['q']?.pattern).toMatch(/^\^\(\\\+\|-\)\?/);
+    expect(p['c']?.required).toEqual(['lastTransitionTime', 'message', 'reason', 'status', 'type']);
+    expect(p['u']).toEqual({ 'x-kubernetes-preserve-unknown-fields': true });
+  });
+
+  it('maps a discriminated union to one object with oneOf branches', () => {
+    const source = `interface Cat { kind: 'cat'; meow: string }
+      interface Dog { kind: 'dog'; bark?: string }
+      export interface Root { pet: Cat | Dog }`;
+    expect(props(source)['pet']).toEqual({
+      type: 'object',
+      properties: {
+        kind: { type: 'string', enum: ['cat', 'dog'] },
+        meow: { type: 'string' },
+        bark: { type: 'string' },
+      },
+      required: ['kind'],
+      oneOf: [
+        { properties: { kind: { enum: ['cat'] } }, required: ['kind', 'meow'] },
+        { properties: { kind: { enum: ['dog'] } }, required: ['kind'] },
+      ],
+    });
+  });
+
+  it('takes descriptions from JSDoc without markers or TODOs, cut at ---, the property over its type', () => {
+    const source = `/**
+       * Inner is a thing.
+       * +kubebuilder:validation:MinProperties=1
+       */
+      interface Inner { a?: string }
+      export interface Root {
+        /**
+         * First line.
+         * Second line.
+         *
+         * Next paragraph.
+         * TODO: drop this.
+         * +optional
+         * ---
+         * Hidden.
+         */
+        documented?: Inner;
+        plain?: Inner;
+      }`;
+    const p = props(source);
+    expect(p['documented']?.description).toBe('First line.\nSecond line.\n\nNext paragraph.');
+    expect(p['plain']?.description).toBe('Inner is a thing.');
+    expect(p['plain']?.minProperties).toBe(1);
+  });
+});
+
+describe('@kubernetes/client-node types', () => {
+  it('take the schema controller-gen emits for the k8s.io/api type', () => {
+    const p = props(`import type { V1ServicePort } from '@kubernetes/client-node';
+      import * as k8s from '@kubernetes/client-node';
+      export interface Root { port: V1ServicePort; selector: k8s.V1LabelSelector }`);
+    expect(p['port']?.properties?.['port']).toMatchObject({ type: 'integer', format: 'int32' });
+    expect(p['port']?.properties?.['targetPort']?.['x-kubernetes-int-or-string']).toBe(true);
+    expect(p['selector']?.['x-kubernetes-map-type']).toBe('atomic');
+  });
+
+  it('without schema data are an error, never read from the .d.ts', () => {
+    const { diagnostics } = schemaOf(`import type { V1Nope } from '@kubernetes/client-node';
+      export interface Root { nope: V1Nope }`);
+    expect(diagnostics[0]).toMatch(
+      /^types.ts:2:37: error: no schema data for V1Nope from @kubernetes\/client-node/,
+    );
+  });
+});
+
+describe('validation markers', () => {
+  it('apply with items: variants and in priority order', () => {
+    const p = props(`${RUNTIME}export interface Root {
+      /**
+       * +kubebuilder:validation:items:Minimum=1
+       * +kubebuilder:validation:MaxItems=3
+       */
+      a: int32[];
+      /**
+       * +kubebuilder:validation:XIntOrString
+       * +kubebuilder:validation:Pattern=^a
+       */
+      b: string;
+      c: AB;
+    }
+    /** +kubebuilder:validation:AtLeastOneOf=a;b */
+    interface AB { a?: string; b?: string }`);
+    expect(p['a']).toEqual({
+      type: 'array',
+      maxItems: 3,
+      items: { type: 'integer', format: 'int32', minimum: 1 },
+    });
+    expect(p['b']).toEqual({ type: 'string', 'x-kubernetes-int-or-string': true, pattern: '^a' });
+    expect(p['c']?.['x-kubernetes-validations']).toEqual([
+      { rule: 'has(self.a)||has(self.b)', message: 'at least one of the fields in [a b] must be set' },
+    ]);
+  });
+
+  it('are type-checked as controller-gen does', () => {
+    const { diagnostics } = schemaOf(`${RUNTIME}export interface Root {
+      /** +kubebuilder:validation:Minimum=1 */
+      s: string;
+      /** +kubebuilder:validation:Maximum=2.5 */
+      i: int32;
+      /** +kubebuilder:validation:items:MaxLength=2 */
+      n: number;
+      /** +kubebuilder:validation:MinItems=1 */
+      o: { a: string };
+      /**
+       * +kubebuilder:validation:Enum=a;b
+       * +kubebuilder:default=c
+       */
+      e: string;
+      /** +kubebuilder:default=1 */
+      d: string;
+    }`);
+    expect(diagnostics.map((d) => d.split('\n')[0])).toEqual([
+      'types.ts:3:11: error: +kubebuilder:validation:Minimum on Root.s: minimum applies to numbers, not to a string',
+      'types.ts:5:11: error: +kubebuilder:validation:Maximum on Root.i: cannot apply the non-integral maximum 2.5 to an integer',
+      'types.ts:7:11: error: +kubebuilder:validation:items:MaxLength on Root.n: items markers apply to arrays, not to a number',
+      'types.ts:9:11: error: +kubebuilder:validation:MinItems on Root.o: minItems applies to arrays, not to a object',
+      'types.ts:13:10: error: +kubebuilder:default on Root.e: the default "c" is not one of the allowed values "a", "b"',
+      'types.ts:16:11: error: +kubebuilder:default on Root.d: the default 1 is a integer, but the field is a string',
+    ]);
+  });
+});
+
+describe('unsupported constructs', () => {
+  it('are errors naming the property path and the fix', () => {
+    const { diagnostics } = schemaOf(`interface Node { next?: Node }
+      interface A { a: string }
+      interface B { b: string }
+      export interface Root {
+        any: any;
+        fn: (x: number) => void;
+        rec: Node;
+        union: A | B;
+        mixed: string | number;
+        big: bigint;
+      }`);
+    expect(diagnostics.map((d) => d.split('\n')[0])).toEqual([
+      'types.ts:1:25: error: recursive type Node at Root.rec.next: CRD schemas cannot be recursive',
+      'types.ts:5:14: error: Root.any: `any` has no CRD schema',
+      'types.ts:6:13: error: Root.fn: a function type has no CRD schema',
+      'types.ts:8:16: error: Root.union: an untagged union of object types has no CRD schema',
+      'types.ts:9:16: error: Root.mixed: a union of different types has no CRD schema',
+      'types.ts:10:14: error: Root.big: `bigint` has no CRD schema',
+    ]);
+  });
+});
