@@ -35,7 +35,7 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
   const stderr = io.stderr ?? process.stderr;
   let out = new Output({ stdout, stderr, verbose: argv.includes('--verbose') });
   const contextFor = (command: Command): CommandContext => {
-    const globals = command.optsWithGlobals<GlobalOptions>();
+    const globals = globalOptions(command);
     out = new Output({
       stdout,
       stderr,
@@ -90,6 +90,21 @@ Examples:
     });
   for (const command of leafCommands(program)) withGlobalOptions(command);
   return program;
+}
+
+/**
+ * The global options of `command` and its ancestors. Commander's optsWithGlobals lets an ancestor's default
+ * (`json: false`) hide the flag given after the subcommand, so a flag counts when set at any level.
+ */
+function globalOptions(command: Command): GlobalOptions {
+  const chain: Command[] = [];
+  for (let current: Command | null = command; current; current = current.parent) chain.push(current);
+  const all = chain.map((item) => item.opts<Partial<GlobalOptions>>());
+  return {
+    json: all.some((options) => options.json === true),
+    verbose: all.some((options) => options.verbose === true),
+    color: !all.some((options) => options.color === false),
+  };
 }
 
 /** --no-color, --verbose and --json, accepted before or after the subcommand name. */

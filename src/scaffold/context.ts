@@ -46,6 +46,29 @@ export interface ApiContext extends InitContext {
   sampleFile: string;
   rolePrefix: string;
   crdFile: string;
+  controllerName: string;
+  /** `,namespace=system` in a namespaced project: RBAC markers then make a Role, not a ClusterRole. */
+  rbacNamespace: string;
+  testDir: string;
+  /** From a file in testDir to the project root, with a trailing slash. */
+  rootFromTest: string;
+  /** The namespace of the object in generated tests: `default`, or `''` when cluster-scoped. */
+  testNamespace: string;
+}
+
+/** Words that cannot name a variable in strict-mode TypeScript. */
+const RESERVED = new Set(
+  (
+    'break case catch class const continue debugger default delete do else enum export extends false finally ' +
+    'for function if implements import in instanceof interface let new null package private protected public ' +
+    'return static super switch this throw true try typeof var void while with yield await arguments eval'
+  ).split(' '),
+);
+
+/** A variable name for an object of `kind`: `guestbook` for Guestbook, `pkgObj`-style when reserved. */
+export function variableName(kind: string): string {
+  const camel = kind.charAt(0).toLowerCase() + kind.slice(1);
+  return RESERVED.has(camel) ? `${camel}Obj` : camel;
 }
 
 /** The Node major of the generated Dockerfile's image: the active LTS line. */
@@ -133,13 +156,14 @@ export function apiContext(project: ProjectConfig, resource: Resource, boilerpla
   const controllerDir = multigroup ? `src/controllers/${resource.group}` : 'src/controllers';
   const controllerFile = `${kindLower}.controller.ts`;
   const fromControllerToSrc = path.posix.relative(controllerDir, 'src') || '.';
+  const testDir = multigroup ? `test/controllers/${resource.group}` : 'test/controllers';
   return {
     ...base,
     group: resource.group,
     version: resource.version,
     kind: resource.kind,
     kindLower,
-    kindCamel: resource.kind.charAt(0).toLowerCase() + resource.kind.slice(1),
+    kindCamel: variableName(resource.kind),
     plural: resource.plural,
     qualifiedGroup: resource.qualifiedGroup,
     apiVersion: resource.qualifiedGroup ? `${resource.qualifiedGroup}/${resource.version}` : resource.version,
@@ -155,5 +179,10 @@ export function apiContext(project: ProjectConfig, resource: Resource, boilerpla
     sampleFile: `${resource.group}_${resource.version}_${kindLower}.yaml`,
     rolePrefix: multigroup ? `${resource.group}_${kindLower}` : kindLower,
     crdFile: `${resource.qualifiedGroup}_${resource.plural}.yaml`,
+    controllerName: multigroup ? `${resource.group}-${kindLower}` : kindLower,
+    rbacNamespace: project.namespaced ? ',namespace=system' : '',
+    testDir,
+    rootFromTest: `${path.posix.relative(testDir, '.')}/`,
+    testNamespace: resource.namespaced ? 'default' : '',
   };
 }

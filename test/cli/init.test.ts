@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { read, removeTemp, run, snapshot, tempDir } from '../helpers/run.js';
 
 let dir: string;
@@ -57,8 +57,8 @@ describe('kubesmith init', () => {
       'manifests',
       'run',
       'docker-build',
-      'install',
-      'uninstall',
+      'install-crds',
+      'uninstall-crds',
       'deploy',
       'undeploy',
     ]) {
@@ -75,7 +75,9 @@ describe('kubesmith init', () => {
     const yamlFiles = Object.keys(files).filter((f) => /\.ya?ml$/.test(f));
     expect(yamlFiles.length).toBeGreaterThan(10);
     for (const file of yamlFiles) {
-      expect(() => parse(files[file] ?? '', { strict: true }), file).not.toThrow();
+      const documents = parseAllDocuments(files[file] ?? '', { strict: true });
+      const errors = (Array.isArray(documents) ? documents : [documents]).flatMap((doc) => doc.errors);
+      expect(errors, file).toEqual([]);
     }
   });
 

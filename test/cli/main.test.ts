@@ -21,7 +21,7 @@ describe('the kubesmith command', () => {
       try {
         const result = await run(dir, ...args, '--help');
         expect(result.code).toBe(0);
-        expect(result.stdout).toMatch(/Examples:\n\s+\$ kubesmith /);
+        expect(result.stdout).toMatch(/Examples:\n(?: {2}\$ .*\n)*? {2}\$ kubesmith /);
       } finally {
         await removeTemp(dir);
       }
