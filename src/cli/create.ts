@@ -70,7 +70,9 @@ Examples:
       const { applyPlan } = await import('../scaffold/apply.js');
       await applyPlan(plan);
       reportPlan(out, plan, { command: 'create api', dryRun: false });
+      const { regenerateAfterScaffold } = await import('./manifests.js');
+      await regenerateAfterScaffold(project.root, out);
       if (flags.resource)
-        out.info('\nNext: edit the types, then run `npm run manifests` to generate the CRD.');
+        out.info('\nNext: edit the types, then run `npm run manifests` to regenerate the CRD.');
     });
 }

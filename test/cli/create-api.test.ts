@@ -89,6 +89,12 @@ describe('kubesmith create api', () => {
       apiVersion: 'webapp.example.com/v1',
       kind: 'Guestbook',
     });
+    // Like kubebuilder's `make manifests` after `create api`: the CRD and the role are generated at once.
+    expect(parse(await read(dir, 'config/crd/bases/webapp.example.com_guestbooks.yaml'))).toMatchObject({
+      kind: 'CustomResourceDefinition',
+      spec: { group: 'webapp.example.com', names: { kind: 'Guestbook', plural: 'guestbooks' } },
+    });
+    expect(await read(dir, 'config/rbac/role.yaml')).toMatch(/^ {2}- guestbooks\/status$/m);
     const project = parse(await read(dir, 'PROJECT')) as { resources: unknown[] };
     expect(project.resources).toEqual([
       {
