@@ -1,1 +1,62 @@
-export {};
+/** @kubesmith/runtime: what kubesmith operators run on, the counterpart of controller-runtime. */
+export type {
+  Condition,
+  Duration,
+  int32,
+  int64,
+  IntOrString,
+  KubernetesObject,
+  MicroTime,
+  ObjectMeta,
+  Quantity,
+  RawExtension,
+  Time,
+} from './types.js';
+export { groupVersion, resourceKind, objectKey, type GroupVersion, type ResourceKind } from './kinds.js';
+export { ApiError, isAlreadyExists, isConflict, isNotFound, type Status } from './errors.js';
+export {
+  HttpClient,
+  resourcePath,
+  type Client,
+  type DeleteOptions,
+  type ListOptions,
+  type PatchType,
+} from './client.js';
+export type { Request, Result, Reconciler } from './reconcile.js';
+export {
+  WorkQueue,
+  ExponentialRateLimiter,
+  BucketRateLimiter,
+  MaxOfRateLimiter,
+  defaultControllerRateLimiter,
+  type RateLimiter,
+} from './queue.js';
+export {
+  ManualInformer,
+  InformerCache,
+  clientNodeInformerFactory,
+  type Informer,
+  type InformerFactory,
+  type InformerOptions,
+} from './cache.js';
+export { Controller, type MapFunction } from './controller.js';
+export {
+  controllerManagedBy,
+  requestsForOwner,
+  type Builder,
+  type BuilderOptions,
+  type ControllerHost,
+} from './builder.js';
+export { Manager, parseBindAddress, type ManagerOptions } from './manager.js';
+export {
+  addFinalizer,
+  containsFinalizer,
+  findCondition,
+  removeFinalizer,
+  setCondition,
+  setControllerReference,
+  type NewCondition,
+} from './helpers.js';
+export { createLogger, type Fields, type Logger, type Level } from './logger.js';
+export { Metrics } from './metrics.js';
+export { realClock, type Clock } from './clock.js';

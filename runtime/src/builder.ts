@@ -1,0 +1,108 @@
+/**
+ * controllerManagedBy(mgr).for(kind).owns(child).watches(other, map).complete(reconciler): the
+ * controller-runtime builder. `for` events reconcile the object itself, `owns` events reconcile the
+ * object's controller owner of the `for` kind, `watches` events reconcile what `map` returns.
+ */
+import type { Informer } from './cache.js';
+import type { Clock } from './clock.js';
+import { Controller, type MapFunction } from './controller.js';
+import type { ResourceKind } from './kinds.js';
+import type { Logger } from './logger.js';
+import type { Metrics } from './metrics.js';
+import type { Reconciler, Request } from './reconcile.js';
+import type { KubernetesObject } from './types.js';
+
+/** What the builder needs of a manager. */
+export interface ControllerHost {
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly clock?: Clock;
+  informerFor(kind: ResourceKind<unknown>): Informer;
+  add(controller: Controller): void;
+}
+
+export interface BuilderOptions {
+  /** How many objects are reconciled at once. Default 1. */
+  maxConcurrentReconciles?: number;
+}
+
+export interface Builder {
+  for(kind: ResourceKind<unknown>): Builder;
+  owns(kind: ResourceKind<unknown>): Builder;
+  watches(kind: ResourceKind<unknown>, map: MapFunction): Builder;
+  named(name: string): Builder;
+  withOptions(options: BuilderOptions): Builder;
+  complete(reconciler: Reconciler): Controller;
+}
+
+export function controllerManagedBy(host: ControllerHost): Builder {
+  let forKind: ResourceKind<unknown> | undefined;
+  let name: string | undefined;
+  let options: BuilderOptions = {};
+  const owned: ResourceKind<unknown>[] = [];
+  const watched: { kind: ResourceKind<unknown>; map: MapFunction }[] = [];
+  const builder: Builder = {
+    for(kind) {
+      if (forKind)
+        throw new Error(`for() was already called with ${forKind.kind}; a controller reconciles one kind`);
+      forKind = kind;
+      return builder;
+    },
+    owns(kind) {
+      owned.push(kind);
+      return builder;
+    },
+    watches(kind, map) {
+      watched.push({ kind, map });
+      return builder;
+    },
+    named(value) {
+      name = value;
+      return builder;
+    },
+    withOptions(value) {
+      options = { ...options, ...value };
+      return builder;
+    },
+    complete(reconciler) {
+      if (!forKind && watched.length === 0)
+        throw new Error('a controller needs for(kind) or watches(kind, map)');
+      const controllerName = name ?? forKind?.kind.toLowerCase();
+      if (!controllerName) throw new Error('a controller without for(kind) needs named(name)');
+      const controller = new Controller({
+        name: controllerName,
+        reconciler,
+        logger: host.logger,
+        metrics: host.metrics,
+        ...(host.clock ? { clock: host.clock } : {}),
+        ...(options.maxConcurrentReconciles
+          ? { maxConcurrentReconciles: options.maxConcurrentReconciles }
+          : {}),
+      });
+      if (forKind) controller.watch(host.informerFor(forKind), requestForObject);
+      for (const kind of owned) {
+        const owner = forKind;
+        if (!owner) throw new Error('owns() needs for(kind): the owner kind');
+        controller.watch(host.informerFor(kind), (object) => requestsForOwner(object, owner));
+      }
+      for (const { kind, map } of watched) controller.watch(host.informerFor(kind), map);
+      host.add(controller);
+      return controller;
+    },
+  };
+  return builder;
+}
+
+function requestForObject(object: KubernetesObject): Request[] {
+  const name = object.metadata?.name;
+  return name ? [{ namespace: object.metadata?.namespace ?? '', name }] : [];
+}
+
+/** The controller owner of `object` when it is of kind `owner` (any version of its group). */
+export function requestsForOwner(object: KubernetesObject, owner: ResourceKind<unknown>): Request[] {
+  const reference = object.metadata?.ownerReferences?.find((ref) => ref.controller === true);
+  if (!reference || reference.kind !== owner.kind) return [];
+  const group = reference.apiVersion.includes('/') ? reference.apiVersion.split('/')[0] : '';
+  if (group !== owner.group) return [];
+  return [{ namespace: owner.namespaced ? (object.metadata?.namespace ?? '') : '', name: reference.name }];
+}

@@ -1,0 +1,186 @@
+/**
+ * Informers: per kind, list then watch, keeping the objects in memory and telling handlers what changed.
+ * The manager shares one informer per kind between its controllers. The informer factory is injectable:
+ * tests feed events by hand, production uses @kubernetes/client-node's ListWatch.
+ */
+import { makeInformer, type KubeConfig } from '@kubernetes/client-node';
+import { HttpClient, resourcePath } from './client.js';
+import { realClock, type Clock } from './clock.js';
+import { objectKey, type ResourceKind } from './kinds.js';
+import type { Logger } from './logger.js';
+import type { KubernetesObject } from './types.js';
+
+export type ObjectHandler = (object: KubernetesObject) => void;
+
+export interface Informer {
+  on(event: 'add' | 'update' | 'delete', handler: ObjectHandler): void;
+  /** Lists, delivers every object as `add`, then watches. Resolves once the first list is delivered. */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  hasSynced(): boolean;
+  get(name: string, namespace?: string): KubernetesObject | undefined;
+  list(namespace?: string): KubernetesObject[];
+}
+
+export interface InformerOptions {
+  /** Watch one namespace only. */
+  namespace?: string;
+  labelSelector?: string;
+}
+
+export type InformerFactory = (kind: ResourceKind<unknown>, options: InformerOptions) => Informer;
+
+/** Informers on a real API server, through client-node's ListWatch; restarts after errors with backoff. */
+export function clientNodeInformerFactory(
+  kubeConfig: KubeConfig,
+  logger: Logger,
+  clock: Clock = realClock,
+): InformerFactory {
+  const client = new HttpClient(kubeConfig);
+  return (kind, options) => {
+    const namespace = kind.namespaced ? options.namespace : undefined;
+    const path = resourcePath(kind, namespace);
+    const informer = makeInformer<KubernetesObject & { metadata: { name: string } }>(
+      kubeConfig,
+      path,
+      async () => {
+        const page = await client.listPage(kind, {
+          ...(namespace ? { namespace } : {}),
+          ...(options.labelSelector ? { labelSelector: options.labelSelector } : {}),
+        });
+        return { ...page, items: page.items as (KubernetesObject & { metadata: { name: string } })[] };
+      },
+      options.labelSelector,
+    );
+    let synced = false;
+    let stopped = false;
+    let failures = 0;
+    const log = logger.child({ kind: kind.kind });
+    informer.on('error', (err?: unknown) => {
+      if (stopped) return;
+      // client-node stops the ListWatch on an error; start it again after a growing delay.
+      const delay = Math.min(100 * 2 ** failures++, 30_000);
+      log.warn('watch failed, restarting', { error: err, delayMs: delay });
+      clock.setTimeout(() => {
+        if (!stopped)
+          informer.start().then(
+            () => (failures = 0),
+            () => undefined,
+          );
+      }, delay);
+    });
+    return {
+      on: (event, handler) => informer.on(event, handler),
+      start: async () => {
+        await informer.start();
+        synced = true;
+      },
+      stop: async () => {
+        stopped = true;
+        await informer.stop();
+      },
+      hasSynced: () => synced,
+      get: (name, ns) => informer.get(name, ns),
+      list: (ns) => [...informer.list(ns)],
+    };
+  };
+}
+
+/** An informer fed by hand: for tests of controllers and of the cache, no API server involved. */
+export class ManualInformer implements Informer {
+  private readonly objects = new Map<string, KubernetesObject>();
+  private readonly handlers: Record<'add' | 'update' | 'delete', ObjectHandler[]> = {
+    add: [],
+    update: [],
+    delete: [],
+  };
+  private synced = false;
+  started = false;
+
+  constructor(initial: KubernetesObject[] = []) {
+    for (const object of initial) this.objects.set(keyOf(object), object);
+  }
+
+  on(event: 'add' | 'update' | 'delete', handler: ObjectHandler): void {
+    this.handlers[event].push(handler);
+  }
+
+  async start(): Promise<void> {
+    this.started = true;
+    for (const object of this.objects.values()) this.emit('add', object);
+    this.synced = true;
+  }
+
+  async stop(): Promise<void> {
+    this.started = false;
+  }
+
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  get(name: string, namespace?: string): KubernetesObject | undefined {
+    return this.objects.get(objectKey(namespace, name));
+  }
+
+  list(namespace?: string): KubernetesObject[] {
+    return [...this.objects.values()].filter((o) => !namespace || o.metadata?.namespace === namespace);
+  }
+
+  /** An object appeared or changed on the "server". */
+  apply(object: KubernetesObject): void {
+    const key = keyOf(object);
+    const existed = this.objects.has(key);
+    this.objects.set(key, object);
+    if (this.started) this.emit(existed ? 'update' : 'add', object);
+  }
+
+  remove(object: KubernetesObject): void {
+    this.objects.delete(keyOf(object));
+    if (this.started) this.emit('delete', object);
+  }
+
+  private emit(event: 'add' | 'update' | 'delete', object: KubernetesObject): void {
+    for (const handler of this.handlers[event]) handler(object);
+  }
+}
+
+function keyOf(object: KubernetesObject): string {
+  return objectKey(object.metadata?.namespace, object.metadata?.name ?? '');
+}
+
+/** One informer per kind, shared by every controller of a manager. */
+export class InformerCache {
+  private readonly informers = new Map<string, Informer>();
+  private started = false;
+
+  constructor(
+    private readonly factory: InformerFactory,
+    private readonly options: InformerOptions = {},
+  ) {}
+
+  informerFor(kind: ResourceKind<unknown>): Informer {
+    const key = `${kind.apiVersion}/${kind.kind}`;
+    let informer = this.informers.get(key);
+    if (!informer) {
+      informer = this.factory(kind, this.options);
+      this.informers.set(key, informer);
+      if (this.started) void informer.start();
+    }
+    return informer;
+  }
+
+  async start(): Promise<void> {
+    this.started = true;
+    await Promise.all([...this.informers.values()].map((informer) => informer.start()));
+  }
+
+  async stop(): Promise<void> {
+    this.started = false;
+    await Promise.all([...this.informers.values()].map((informer) => informer.stop()));
+  }
+
+  hasSynced(): boolean {
+    return [...this.informers.values()].every((informer) => informer.hasSynced());
+  }
+}

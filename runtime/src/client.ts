@@ -1,0 +1,212 @@
+/**
+ * The typed client: CRUD of any kind through the API server's REST paths, with the connection settings
+ * (server, certificates, tokens) of a KubeConfig. Failures are ApiErrors.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { ApiError } from './errors.js';
+import type { ResourceKind } from './kinds.js';
+import type { KubernetesObject } from './types.js';
+
+export type PatchType = 'merge' | 'json';
+
+export interface ListOptions {
+  /** Only this namespace; all namespaces when absent. */
+  namespace?: string;
+  /** `app=web,tier!=cache` */
+  labelSelector?: string;
+  /** `metadata.name=x,status.phase=Running` */
+  fieldSelector?: string;
+}
+
+export interface DeleteOptions {
+  propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
+}
+
+export interface Client {
+  get<T>(kind: ResourceKind<T>, name: string, namespace?: string): Promise<T>;
+  list<T>(kind: ResourceKind<T>, options?: ListOptions): Promise<T[]>;
+  create<T>(kind: ResourceKind<T>, object: T): Promise<T>;
+  /** Replaces the object; its metadata.resourceVersion makes the update conditional (409 when stale). */
+  update<T>(kind: ResourceKind<T>, object: T): Promise<T>;
+  /** Replaces the status subresource only. */
+  updateStatus<T>(kind: ResourceKind<T>, object: T): Promise<T>;
+  /** A JSON merge patch (an object) or a JSON patch (a list of operations). */
+  patch<T>(
+    kind: ResourceKind<T>,
+    name: string,
+    namespace: string,
+    patch: unknown,
+    type?: PatchType,
+  ): Promise<T>;
+  delete<T>(kind: ResourceKind<T>, name: string, namespace?: string, options?: DeleteOptions): Promise<void>;
+}
+
+/** The REST path of a kind's collection, or of one object when `name` is given. */
+export function resourcePath(
+  kind: ResourceKind<unknown>,
+  namespace?: string,
+  name?: string,
+  subresource?: string,
+): string {
+  const base = kind.group === '' ? `/api/${kind.version}` : `/apis/${kind.group}/${kind.version}`;
+  const scope = kind.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+  const object = name === undefined ? '' : `/${encodeURIComponent(name)}`;
+  return `${base}${scope}/${kind.plural}${object}${subresource ? `/${subresource}` : ''}`;
+}
+
+function metaOf(object: unknown): { name?: string; namespace?: string } {
+  return (object as KubernetesObject).metadata ?? {};
+}
+
+function requireName(kind: ResourceKind<unknown>, object: unknown): string {
+  const name = metaOf(object).name;
+  if (!name) throw new ApiError(422, 'Invalid', `${kind.kind}: metadata.name is required`);
+  return name;
+}
+
+/** A Client that talks to the API server of a KubeConfig's current context. */
+export class HttpClient implements Client {
+  constructor(private readonly kubeConfig: KubeConfig) {}
+
+  async get<T>(kind: ResourceKind<T>, name: string, namespace?: string): Promise<T> {
+    return this.request<T>('GET', resourcePath(kind, namespace, name), `get ${kind.kind} ${name}`);
+  }
+
+  async list<T>(kind: ResourceKind<T>, options: ListOptions = {}): Promise<T[]> {
+    const items: T[] = [];
+    let continueToken: string | undefined;
+    do {
+      const query = new URLSearchParams();
+      if (options.labelSelector) query.set('labelSelector', options.labelSelector);
+      if (options.fieldSelector) query.set('fieldSelector', options.fieldSelector);
+      query.set('limit', '500');
+      if (continueToken) query.set('continue', continueToken);
+      const page = await this.request<{ items: T[]; metadata?: { continue?: string } }>(
+        'GET',
+        `${resourcePath(kind, options.namespace)}?${query.toString()}`,
+        `list ${kind.plural}`,
+      );
+      for (const item of page.items) items.push(withKind(kind, item));
+      continueToken = page.metadata?.continue || undefined;
+    } while (continueToken);
+    return items;
+  }
+
+  /** The raw list (items and the list's resourceVersion) that an informer starts from. */
+  async listPage<T>(
+    kind: ResourceKind<T>,
+    options: ListOptions = {},
+  ): Promise<{ items: T[]; metadata: { resourceVersion?: string } }> {
+    const query = new URLSearchParams();
+    if (options.labelSelector) query.set('labelSelector', options.labelSelector);
+    if (options.fieldSelector) query.set('fieldSelector', options.fieldSelector);
+    const page = await this.request<{ items: T[]; metadata?: { resourceVersion?: string } }>(
+      'GET',
+      `${resourcePath(kind, options.namespace)}${query.size > 0 ? `?${query.toString()}` : ''}`,
+      `list ${kind.plural}`,
+    );
+    return { items: page.items.map((item) => withKind(kind, item)), metadata: page.metadata ?? {} };
+  }
+
+  async create<T>(kind: ResourceKind<T>, object: T): Promise<T> {
+    const { namespace } = metaOf(object);
+    return this.request<T>(
+      'POST',
+      resourcePath(kind, namespace),
+      `create ${kind.kind}`,
+      withKind(kind, object),
+    );
+  }
+
+  async update<T>(kind: ResourceKind<T>, object: T): Promise<T> {
+    const name = requireName(kind, object);
+    const path = resourcePath(kind, metaOf(object).namespace, name);
+    return this.request<T>('PUT', path, `update ${kind.kind} ${name}`, withKind(kind, object));
+  }
+
+  async updateStatus<T>(kind: ResourceKind<T>, object: T): Promise<T> {
+    const name = requireName(kind, object);
+    const path = resourcePath(kind, metaOf(object).namespace, name, 'status');
+    return this.request<T>('PUT', path, `update status of ${kind.kind} ${name}`, withKind(kind, object));
+  }
+
+  async patch<T>(
+    kind: ResourceKind<T>,
+    name: string,
+    namespace: string,
+    patch: unknown,
+    type: PatchType = 'merge',
+  ): Promise<T> {
+    const contentType = type === 'json' ? 'application/json-patch+json' : 'application/merge-patch+json';
+    return this.request<T>(
+      'PATCH',
+      resourcePath(kind, namespace, name),
+      `patch ${kind.kind} ${name}`,
+      patch,
+      contentType,
+    );
+  }
+
+  async delete<T>(
+    kind: ResourceKind<T>,
+    name: string,
+    namespace?: string,
+    options: DeleteOptions = {},
+  ): Promise<void> {
+    const body = options.propagationPolicy
+      ? { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: options.propagationPolicy }
+      : undefined;
+    await this.request('DELETE', resourcePath(kind, namespace, name), `delete ${kind.kind} ${name}`, body);
+  }
+
+  private async request<T>(
+    method: string,
+    path: string,
+    what: string,
+    body?: unknown,
+    contentType = 'application/json',
+  ): Promise<T> {
+    const cluster = this.kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('the kubeconfig has no current cluster');
+    const url = new URL(path, cluster.server);
+    const options: https.RequestOptions = { method, headers: { Accept: 'application/json' } };
+    await this.kubeConfig.applyToHTTPSOptions(options);
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    if (payload !== undefined) {
+      options.headers = { ...options.headers, 'Content-Type': contentType };
+    }
+    const transport = url.protocol === 'http:' ? http : https;
+    return new Promise<T>((resolve, reject) => {
+      const req = transport.request(url, options, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const status = res.statusCode ?? 0;
+          if (status < 200 || status >= 300) {
+            reject(ApiError.fromResponse(status, text, what));
+            return;
+          }
+          try {
+            resolve((text ? JSON.parse(text) : undefined) as T);
+          } catch (err) {
+            reject(err instanceof Error ? err : new Error(String(err)));
+          }
+        });
+      });
+      req.on('error', reject);
+      if (payload !== undefined) req.write(payload);
+      req.end();
+    });
+  }
+}
+
+/** Lists leave apiVersion and kind out of their items; objects going out need them. */
+function withKind<T>(kind: ResourceKind<T>, object: T): T {
+  const o = object as KubernetesObject;
+  if (o.apiVersion && o.kind) return object;
+  return { ...o, apiVersion: kind.apiVersion, kind: kind.kind } as T;
+}

@@ -1,0 +1,163 @@
+/**
+ * A controller: events from informers become keys in a work queue; workers take keys and call the
+ * reconciler, one key at a time per key, retrying failures with backoff.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Informer } from './cache.js';
+import { realClock, type Clock } from './clock.js';
+import type { Logger } from './logger.js';
+import { Metrics, RECONCILE_BUCKETS } from './metrics.js';
+import { WorkQueue, type RateLimiter } from './queue.js';
+import { requestFromKey, requestKey, type Reconciler, type Request, type Result } from './reconcile.js';
+import type { KubernetesObject } from './types.js';
+
+export interface ControllerOptions {
+  name: string;
+  reconciler: Reconciler;
+  logger: Logger;
+  /** How many keys are reconciled at once. Default 1. */
+  maxConcurrentReconciles?: number;
+  rateLimiter?: RateLimiter;
+  clock?: Clock;
+  metrics?: Metrics;
+}
+
+export type MapFunction = (object: KubernetesObject) => Request[];
+
+export class Controller {
+  readonly name: string;
+  readonly queue: WorkQueue;
+  private readonly reconciler: Reconciler;
+  private readonly logger: Logger;
+  private readonly workers: number;
+  private readonly clock: Clock;
+  private readonly metrics: Metrics;
+  private running: Promise<void>[] = [];
+  readonly informers: Informer[] = [];
+
+  constructor(options: ControllerOptions) {
+    this.name = options.name;
+    this.reconciler = options.reconciler;
+    this.logger = options.logger.child({ controller: options.name });
+    this.workers = Math.max(1, options.maxConcurrentReconciles ?? 1);
+    this.clock = options.clock ?? realClock;
+    this.metrics = options.metrics ?? new Metrics();
+    const labels = { name: options.name };
+    this.queue = new WorkQueue({
+      clock: this.clock,
+      ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
+      metrics: {
+        add: () =>
+          this.metrics.inc('workqueue_adds_total', 'Total number of adds handled by workqueue', labels),
+        retry: () =>
+          this.metrics.inc('workqueue_retries_total', 'Total number of retries handled by workqueue', labels),
+        depth: (depth) => this.metrics.set('workqueue_depth', 'Current depth of workqueue', labels, depth),
+        queued: (ms) =>
+          this.metrics.observe(
+            'workqueue_queue_duration_seconds',
+            'How long in seconds an item stays in workqueue before being requested',
+            labels,
+            ms / 1000,
+            RECONCILE_BUCKETS,
+          ),
+      },
+    });
+  }
+
+  /** Enqueues the requests `map` makes of every object `informer` reports. */
+  watch(informer: Informer, map: MapFunction): void {
+    this.informers.push(informer);
+    const enqueue = (object: KubernetesObject) => {
+      for (const request of map(object)) this.queue.add(requestKey(request));
+    };
+    informer.on('add', enqueue);
+    informer.on('update', enqueue);
+    informer.on('delete', enqueue);
+  }
+
+  /** Starts the workers; resolves once the queue is shut down and every worker has finished. */
+  start(): Promise<void> {
+    this.logger.info('Starting workers', { workerCount: this.workers });
+    this.running = Array.from({ length: this.workers }, () => this.work());
+    return Promise.all(this.running).then(() => undefined);
+  }
+
+  /** Stops taking keys; resolves when in-flight reconciles finish, or after `timeoutMs`. */
+  async stop(timeoutMs = 30_000): Promise<void> {
+    this.queue.shutDown();
+    let timer: unknown;
+    const timeout = new Promise<void>((resolve) => {
+      timer = this.clock.setTimeout(() => {
+        this.logger.warn('reconciles still running at the shutdown deadline', { timeoutMs });
+        resolve();
+      }, timeoutMs);
+    });
+    await Promise.race([Promise.all(this.running), timeout]);
+    this.clock.clearTimeout(timer);
+  }
+
+  private async work(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      try {
+        await this.reconcileKey(key);
+      } finally {
+        this.queue.done(key);
+      }
+    }
+  }
+
+  private async reconcileKey(key: string): Promise<void> {
+    const request = requestFromKey(key);
+    const log = this.logger.child({
+      namespace: request.namespace,
+      name: request.name,
+      reconcileID: randomUUID(),
+    });
+    const started = this.clock.now();
+    let result: Result | void;
+    try {
+      result = await this.reconciler.reconcile(request);
+    } catch (err) {
+      this.count('error');
+      this.metrics.inc(
+        'controller_runtime_reconcile_errors_total',
+        'Total number of reconciliation errors per controller',
+        {
+          controller: this.name,
+        },
+      );
+      log.error('Reconciler error', { error: err });
+      this.queue.addRateLimited(key);
+      return;
+    } finally {
+      this.metrics.observe(
+        'controller_runtime_reconcile_time_seconds',
+        'Length of time per reconciliation per controller',
+        { controller: this.name },
+        (this.clock.now() - started) / 1000,
+        RECONCILE_BUCKETS,
+      );
+    }
+    if (result?.requeueAfter !== undefined && result.requeueAfter > 0) {
+      this.count('requeue_after');
+      this.queue.forget(key);
+      this.queue.addAfter(key, result.requeueAfter);
+    } else if (result?.requeue) {
+      this.count('requeue');
+      this.queue.addRateLimited(key);
+    } else {
+      this.count('success');
+      this.queue.forget(key);
+    }
+    log.debug('Reconciled', { result: result ?? {} });
+  }
+
+  private count(result: string): void {
+    this.metrics.inc('controller_runtime_reconcile_total', 'Total number of reconciliations per controller', {
+      controller: this.name,
+      result,
+    });
+  }
+}

@@ -1,0 +1,69 @@
+/** Errors of the Kubernetes API as values code can test: `isNotFound(err)`, `isConflict(err)`. */
+
+/** The `Status` object the API server answers failures with. */
+export interface Status {
+  kind?: 'Status';
+  status?: string;
+  message?: string;
+  reason?: string;
+  code?: number;
+  details?: { name?: string; group?: string; kind?: string; causes?: { field?: string; message?: string }[] };
+}
+
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  constructor(
+    /** The HTTP status code: 404, 409, 422... */
+    readonly statusCode: number,
+    /** The API's reason: `NotFound`, `AlreadyExists`, `Conflict`, `Invalid`... */
+    readonly reason: string,
+    message: string,
+    /** The response body: usually a Status. */
+    readonly body?: Status | string,
+  ) {
+    super(message);
+  }
+
+  /** An ApiError from a failed response and its body. */
+  static fromResponse(statusCode: number, body: string, what: string): ApiError {
+    let status: Status | undefined;
+    try {
+      status = JSON.parse(body) as Status;
+    } catch {
+      status = undefined;
+    }
+    const reason = status?.reason ?? reasonOf(statusCode);
+    const message = status?.message ?? `${what}: HTTP ${statusCode}${body ? `: ${body.slice(0, 200)}` : ''}`;
+    return new ApiError(statusCode, reason, message, status ?? body);
+  }
+}
+
+function reasonOf(statusCode: number): string {
+  switch (statusCode) {
+    case 404:
+      return 'NotFound';
+    case 409:
+      return 'Conflict';
+    case 422:
+      return 'Invalid';
+    case 401:
+      return 'Unauthorized';
+    case 403:
+      return 'Forbidden';
+    default:
+      return 'Unknown';
+  }
+}
+
+export function isNotFound(err: unknown): boolean {
+  return err instanceof ApiError && err.statusCode === 404;
+}
+
+/** A 409 for a stale resourceVersion (the object changed since it was read). */
+export function isConflict(err: unknown): boolean {
+  return err instanceof ApiError && err.statusCode === 409 && err.reason !== 'AlreadyExists';
+}
+
+export function isAlreadyExists(err: unknown): boolean {
+  return err instanceof ApiError && err.statusCode === 409 && err.reason === 'AlreadyExists';
+}

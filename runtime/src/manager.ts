@@ -1,0 +1,197 @@
+/**
+ * The manager runs an operator: it shares informers between controllers, serves health probes and
+ * metrics, starts every controller once the caches are synced, and stops gracefully on SIGTERM/SIGINT.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { ControllerHost } from './builder.js';
+import { clientNodeInformerFactory, InformerCache, type Informer, type InformerFactory } from './cache.js';
+import { HttpClient, type Client } from './client.js';
+import { realClock, type Clock } from './clock.js';
+import type { Controller } from './controller.js';
+import type { ResourceKind } from './kinds.js';
+import { createLogger, type Logger } from './logger.js';
+import { Metrics } from './metrics.js';
+
+export interface ManagerOptions {
+  /** Default: KUBECONFIG, ~/.kube/config, or the in-cluster service account. */
+  kubeConfig?: KubeConfig;
+  /** Watch and cache only this namespace (WATCH_NAMESPACE); all namespaces when absent. */
+  namespace?: string;
+  /** `host:port` of /metrics; `'0'` turns it off. Default `:8080`. */
+  metricsBindAddress?: string;
+  /** `host:port` of /healthz and /readyz; `'0'` turns them off. Default `:8081`. */
+  healthProbeBindAddress?: string;
+  /** Accepted for kubebuilder compatibility; see docs/runtime-api.md: not implemented in this version. */
+  leaderElection?: boolean;
+  leaderElectionId?: string;
+  leaderElectionNamespace?: string;
+  /** How long in-flight reconciles may run after a stop is requested. Default 30 000 ms. */
+  gracefulShutdownTimeoutMs?: number;
+  /** Stop on SIGTERM and SIGINT. Default true. */
+  handleSignals?: boolean;
+  logger?: Logger;
+  /** Instead of a client on the kubeconfig (tests). */
+  client?: Client;
+  /** Instead of informers on the API server (tests). */
+  informerFactory?: InformerFactory;
+  clock?: Clock;
+}
+
+export class Manager implements ControllerHost {
+  readonly client: Client;
+  readonly logger: Logger;
+  readonly metrics = new Metrics();
+  readonly clock: Clock;
+  private readonly cache: InformerCache;
+  private readonly controllers: Controller[] = [];
+  private readonly servers: http.Server[] = [];
+  private readonly options: ManagerOptions;
+  private state: 'new' | 'starting' | 'running' | 'stopping' | 'stopped' = 'new';
+  private stopping: Promise<void> | undefined;
+  private finished!: () => void;
+  private readonly done = new Promise<void>((resolve) => (this.finished = resolve));
+  private markReady!: () => void;
+  private readonly readyPromise = new Promise<void>((resolve) => (this.markReady = resolve));
+  private readonly signalHandler = (signal: NodeJS.Signals) => {
+    this.logger.info('received signal, stopping', { signal });
+    void this.stop();
+  };
+  /** Where the servers listen once started (port 0 binds a free port). */
+  readonly addresses: { metrics?: AddressInfo; healthProbe?: AddressInfo } = {};
+
+  static create(options: ManagerOptions = {}): Manager {
+    return new Manager(options);
+  }
+
+  constructor(options: ManagerOptions = {}) {
+    this.options = options;
+    this.logger = options.logger ?? createLogger();
+    this.clock = options.clock ?? realClock;
+    let kubeConfig = options.kubeConfig;
+    const needsKubeConfig = !options.client || !options.informerFactory;
+    if (!kubeConfig && needsKubeConfig) {
+      kubeConfig = new KubeConfig();
+      kubeConfig.loadFromDefault();
+    }
+    this.client = options.client ?? new HttpClient(kubeConfig as KubeConfig);
+    const factory =
+      options.informerFactory ?? clientNodeInformerFactory(kubeConfig as KubeConfig, this.logger, this.clock);
+    this.cache = new InformerCache(factory, options.namespace ? { namespace: options.namespace } : {});
+  }
+
+  informerFor(kind: ResourceKind<unknown>): Informer {
+    return this.cache.informerFor(kind);
+  }
+
+  add(controller: Controller): void {
+    if (this.state !== 'new') throw new Error('controllers must be added before the manager starts');
+    this.controllers.push(controller);
+  }
+
+  /** Resolves once the caches are synced and the controllers run. */
+  ready(): Promise<void> {
+    return this.readyPromise;
+  }
+
+  /** Runs until stop() or a signal; resolves once everything has stopped. */
+  async start(): Promise<void> {
+    if (this.state !== 'new') throw new Error('a manager starts once');
+    this.state = 'starting';
+    if (this.options.handleSignals ?? true) {
+      process.once('SIGTERM', this.signalHandler);
+      process.once('SIGINT', this.signalHandler);
+    }
+    if (this.options.leaderElection) {
+      this.logger.warn(
+        'leader election is not implemented in this version of @kubesmith/runtime: run one replica',
+        { leaderElectionId: this.options.leaderElectionId },
+      );
+    }
+    try {
+      await this.listen('healthProbe', this.options.healthProbeBindAddress ?? ':8081', (req, res) =>
+        this.probe(req, res),
+      );
+      await this.listen('metrics', this.options.metricsBindAddress ?? ':8080', (req, res) => {
+        if (req.url?.split('?')[0] !== '/metrics') return text(res, 404, 'not found\n');
+        res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4' }).end(this.metrics.render());
+      });
+      this.logger.info('Starting caches');
+      await this.cache.start();
+      if ((this.state as string) !== 'starting') return await this.done; // stopped meanwhile
+      this.state = 'running';
+      const workers = this.controllers.map((controller) => controller.start());
+      this.logger.info('Started controllers', { controllers: this.controllers.map((c) => c.name) });
+      this.markReady();
+      void Promise.all(workers);
+    } catch (err) {
+      await this.stop();
+      throw err;
+    }
+    await this.done;
+  }
+
+  /** Stops taking work, waits for in-flight reconciles (up to the shutdown timeout), then closes. */
+  stop(): Promise<void> {
+    this.stopping ??= this.shutDown();
+    return this.stopping;
+  }
+
+  private async shutDown(): Promise<void> {
+    this.state = 'stopping';
+    process.off('SIGTERM', this.signalHandler);
+    process.off('SIGINT', this.signalHandler);
+    const timeout = this.options.gracefulShutdownTimeoutMs ?? 30_000;
+    await Promise.all(this.controllers.map((controller) => controller.stop(timeout)));
+    await this.cache.stop();
+    await Promise.all(
+      this.servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))),
+    );
+    this.servers.length = 0;
+    this.state = 'stopped';
+    this.logger.info('Stopped');
+    this.finished();
+  }
+
+  private probe(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const path = req.url?.split('?')[0];
+    if (path === '/healthz') return text(res, 200, 'ok\n');
+    if (path === '/readyz') {
+      const ready = this.state === 'running' && this.cache.hasSynced();
+      return text(res, ready ? 200 : 503, ready ? 'ok\n' : 'caches not synced\n');
+    }
+    text(res, 404, 'not found\n');
+  }
+
+  private async listen(
+    which: 'metrics' | 'healthProbe',
+    address: string,
+    handler: http.RequestListener,
+  ): Promise<void> {
+    if (address === '0' || address === '') return;
+    const { host, port } = parseBindAddress(address);
+    const server = http.createServer(handler);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (err) => reject(new Error(`cannot serve ${which} on ${address}: ${err.message}`)));
+      server.listen(port, host, () => resolve());
+    });
+    this.servers.push(server);
+    this.addresses[which] = server.address() as AddressInfo;
+  }
+}
+
+/** `:8080` listens on every interface, `127.0.0.1:0` on loopback at a free port. */
+export function parseBindAddress(address: string): { host: string | undefined; port: number } {
+  const colon = address.lastIndexOf(':');
+  const host = colon > 0 ? address.slice(0, colon).replace(/^\[|\]$/g, '') : undefined;
+  const port = Number(address.slice(colon + 1));
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new Error(`invalid bind address "${address}": expected host:port or :port`);
+  }
+  return { host, port };
+}
+
+function text(res: http.ServerResponse, status: number, body: string): void {
+  res.writeHead(status, { 'Content-Type': 'text/plain' }).end(body);
+}

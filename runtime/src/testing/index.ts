@@ -1,0 +1,322 @@
+/**
+ * @kubesmith/runtime/testing: an in-memory Client for unit tests of reconcilers, with the API server's
+ * behaviours a reconciler depends on: resourceVersion conflicts, generation bumps on spec changes, the
+ * status subresource, finalizers that hold a deletion, label selectors, and the same ApiErrors.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Client, DeleteOptions, ListOptions, PatchType } from '../client.js';
+import { ApiError } from '../errors.js';
+import { objectKey, type ResourceKind } from '../kinds.js';
+import type { KubernetesObject } from '../types.js';
+
+export interface FakeClientOptions {
+  /** Objects the "cluster" starts with; each needs apiVersion, kind and metadata.name. */
+  objects?: KubernetesObject[];
+  /** The clock of creation and deletion timestamps. Default: now. */
+  now?: () => Date;
+}
+
+type Stored = KubernetesObject & {
+  metadata: NonNullable<KubernetesObject['metadata']> & { name: string };
+  status?: unknown;
+};
+
+export class FakeClient implements Client {
+  private readonly store = new Map<string, Stored>();
+  private resourceVersion = 0;
+  private readonly now: () => Date;
+
+  constructor(options: FakeClientOptions = {}) {
+    this.now = options.now ?? (() => new Date());
+    for (const object of options.objects ?? []) this.seed(object);
+  }
+
+  /** Every stored object, for assertions. */
+  all(): KubernetesObject[] {
+    return [...this.store.values()].map(clone);
+  }
+
+  async get<T>(kind: ResourceKind<T>, name: string, namespace?: string): Promise<T> {
+    const stored = this.store.get(
+      storeKey(kind.apiVersion, kind.kind, kind.namespaced ? namespace : '', name),
+    );
+    if (!stored) throw notFound(kind, name);
+    return clone(stored) as T;
+  }
+
+  async list<T>(kind: ResourceKind<T>, options: ListOptions = {}): Promise<T[]> {
+    const matches = parseSelector(options.labelSelector);
+    const fields = parseFieldSelector(options.fieldSelector);
+    return [...this.store.values()]
+      .filter((o) => o.apiVersion === kind.apiVersion && o.kind === kind.kind)
+      .filter((o) => !options.namespace || o.metadata.namespace === options.namespace)
+      .filter((o) => matches(o.metadata.labels ?? {}))
+      .filter((o) => fields(o))
+      .sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1))
+      .map((o) => clone(o) as T);
+  }
+
+  async create<T>(kind: ResourceKind<T>, object: T): Promise<T> {
+    const o = prepare(kind, object);
+    if (o.metadata.resourceVersion) {
+      throw new ApiError(400, 'BadRequest', 'resourceVersion should not be set on objects to be created');
+    }
+    const key = storeKey(kind.apiVersion, kind.kind, o.metadata.namespace, o.metadata.name);
+    if (this.store.has(key)) {
+      throw new ApiError(409, 'AlreadyExists', `${resourceName(kind)} "${o.metadata.name}" already exists`);
+    }
+    return clone(this.put(this.initialise(o))) as T;
+  }
+
+  async update<T>(kind: ResourceKind<T>, object: T): Promise<T> {
+    const o = prepare(kind, object);
+    const current = this.current(kind, o);
+    // The status subresource: an update of the object leaves its status as it was.
+    const next: Stored = { ...o, status: (current as { status?: unknown }).status } as Stored;
+    if (next.status === undefined) delete (next as { status?: unknown }).status;
+    if (specOf(next) !== specOf(current)) next.metadata.generation = (current.metadata.generation ?? 1) + 1;
+    else next.metadata.generation = current.metadata.generation;
+    keepImmutable(next, current);
+    return clone(this.putOrFinalize(next)) as T;
+  }
+
+  async updateStatus<T>(kind: ResourceKind<T>, object: T): Promise<T> {
+    const o = prepare(kind, object);
+    const current = this.current(kind, o);
+    const next = clone(current);
+    (next as { status?: unknown }).status = clone((o as { status?: unknown }).status);
+    return clone(this.put(next)) as T;
+  }
+
+  async patch<T>(
+    kind: ResourceKind<T>,
+    name: string,
+    namespace: string,
+    patch: unknown,
+    type: PatchType = 'merge',
+  ): Promise<T> {
+    const current = this.store.get(
+      storeKey(kind.apiVersion, kind.kind, kind.namespaced ? namespace : '', name),
+    );
+    if (!current) throw notFound(kind, name);
+    const patched =
+      type === 'json'
+        ? applyJsonPatch(clone(current), patch as JsonPatchOperation[])
+        : mergePatch(clone(current), patch);
+    const next = patched as Stored;
+    const requested = (patch as { metadata?: { resourceVersion?: string } } | undefined)?.metadata
+      ?.resourceVersion;
+    if (type === 'merge' && requested && requested !== current.metadata.resourceVersion)
+      throw conflict(kind, name);
+    next.metadata.resourceVersion = current.metadata.resourceVersion;
+    if (specOf(next) !== specOf(current)) next.metadata.generation = (current.metadata.generation ?? 1) + 1;
+    keepImmutable(next, current);
+    return clone(this.putOrFinalize(next)) as T;
+  }
+
+  async delete<T>(
+    kind: ResourceKind<T>,
+    name: string,
+    namespace?: string,
+    _options?: DeleteOptions,
+  ): Promise<void> {
+    const key = storeKey(kind.apiVersion, kind.kind, kind.namespaced ? namespace : '', name);
+    const current = this.store.get(key);
+    if (!current) throw notFound(kind, name);
+    if ((current.metadata.finalizers ?? []).length > 0) {
+      // Finalizers hold the object: it is only marked for deletion, as the API server does.
+      if (!current.metadata.deletionTimestamp) {
+        const next = clone(current);
+        next.metadata.deletionTimestamp = this.now();
+        this.put(next);
+      }
+      return;
+    }
+    this.store.delete(key);
+  }
+
+  private seed(object: KubernetesObject): void {
+    if (!object.apiVersion || !object.kind || !object.metadata?.name) {
+      throw new Error('FakeClient: a seeded object needs apiVersion, kind and metadata.name');
+    }
+    const o = clone(object) as Stored;
+    this.put(this.initialise(o));
+  }
+
+  private initialise(o: Stored): Stored {
+    o.metadata.uid ??= randomUUID();
+    o.metadata.creationTimestamp ??= this.now();
+    o.metadata.generation ??= 1;
+    return o;
+  }
+
+  private current(kind: ResourceKind<unknown>, o: Stored): Stored {
+    const current = this.store.get(
+      storeKey(kind.apiVersion, kind.kind, o.metadata.namespace, o.metadata.name),
+    );
+    if (!current) throw notFound(kind, o.metadata.name);
+    const requested = o.metadata.resourceVersion;
+    if (requested && requested !== current.metadata.resourceVersion) throw conflict(kind, o.metadata.name);
+    return current;
+  }
+
+  private put(o: Stored): Stored {
+    o.metadata.resourceVersion = String(++this.resourceVersion);
+    this.store.set(keyOf(o), clone(o));
+    return o;
+  }
+
+  /** An object marked for deletion goes away once its last finalizer is removed. */
+  private putOrFinalize(o: Stored): Stored {
+    if (o.metadata.deletionTimestamp && (o.metadata.finalizers ?? []).length === 0) {
+      this.store.delete(keyOf(o));
+      return o;
+    }
+    return this.put(o);
+  }
+}
+
+function storeKey(apiVersion: string, kind: string, namespace: string | undefined, name: string): string {
+  return `${apiVersion}|${kind}|${objectKey(namespace, name)}`;
+}
+
+function keyOf(o: Stored): string {
+  return storeKey(o.apiVersion ?? '', o.kind ?? '', o.metadata.namespace, o.metadata.name);
+}
+
+function prepare<T>(kind: ResourceKind<T>, object: T): Stored {
+  const o = clone(object) as Stored;
+  if (!o.metadata?.name) throw new ApiError(422, 'Invalid', `${kind.kind}: metadata.name: Required value`);
+  o.apiVersion ??= kind.apiVersion;
+  o.kind ??= kind.kind;
+  if (!kind.namespaced) delete o.metadata.namespace;
+  return o;
+}
+
+function resourceName(kind: ResourceKind<unknown>): string {
+  return kind.group ? `${kind.plural}.${kind.group}` : kind.plural;
+}
+
+function notFound(kind: ResourceKind<unknown>, name: string): ApiError {
+  return new ApiError(404, 'NotFound', `${resourceName(kind)} "${name}" not found`);
+}
+
+function conflict(kind: ResourceKind<unknown>, name: string): ApiError {
+  return new ApiError(
+    409,
+    'Conflict',
+    `Operation cannot be fulfilled on ${resourceName(kind)} "${name}": the object has been modified; ` +
+      'please apply your changes to the latest version and try again',
+  );
+}
+
+/** What bumps metadata.generation: everything but metadata and status. */
+function specOf(o: KubernetesObject): string {
+  const { metadata: _metadata, status: _status, ...rest } = o as KubernetesObject & { status?: unknown };
+  return JSON.stringify(rest);
+}
+
+function keepImmutable(next: Stored, current: Stored): void {
+  next.metadata.uid = current.metadata.uid;
+  next.metadata.creationTimestamp = current.metadata.creationTimestamp;
+  if (current.metadata.deletionTimestamp)
+    next.metadata.deletionTimestamp = current.metadata.deletionTimestamp;
+}
+
+function clone<T>(value: T): T {
+  return value === undefined ? value : structuredClone(value);
+}
+
+/** Equality-based label selectors: `a=b`, `a==b`, `a!=b`, `a`, `!a`, comma-separated. */
+function parseSelector(selector: string | undefined): (labels: Record<string, string>) => boolean {
+  if (!selector) return () => true;
+  const tests = selector.split(',').map((term) => {
+    const t = term.trim();
+    const ne = t.split('!=');
+    if (ne.length === 2) return (l: Record<string, string>) => l[ne[0]!.trim()] !== ne[1]!.trim();
+    const eq = t.split(/==?/);
+    if (eq.length === 2) return (l: Record<string, string>) => l[eq[0]!.trim()] === eq[1]!.trim();
+    if (t.startsWith('!')) return (l: Record<string, string>) => !(t.slice(1) in l);
+    return (l: Record<string, string>) => t in l;
+  });
+  return (labels) => tests.every((test) => test(labels));
+}
+
+/** `metadata.name=x,metadata.namespace!=y`: any dotted path of the object. */
+function parseFieldSelector(selector: string | undefined): (o: KubernetesObject) => boolean {
+  if (!selector) return () => true;
+  const tests = selector.split(',').map((term) => {
+    const negate = term.includes('!=');
+    const [path = '', value = ''] = term.split(negate ? '!=' : /==?/);
+    return (o: KubernetesObject) => {
+      let current: unknown = o;
+      for (const part of path.trim().split('.'))
+        current = (current as Record<string, unknown> | undefined)?.[part];
+      const equal = String(current ?? '') === value.trim();
+      return negate ? !equal : equal;
+    };
+  });
+  return (o) => tests.every((test) => test(o));
+}
+
+/** RFC 7386 JSON merge patch. */
+function mergePatch(target: unknown, patch: unknown): unknown {
+  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
+  const result: Record<string, unknown> =
+    target !== null && typeof target === 'object' && !Array.isArray(target) ? { ...(target as object) } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete result[key];
+    else result[key] = mergePatch(result[key], value);
+  }
+  return result;
+}
+
+export interface JsonPatchOperation {
+  op: 'add' | 'remove' | 'replace' | 'test';
+  path: string;
+  value?: unknown;
+}
+
+/** RFC 6902 JSON patch: add, remove, replace and test. */
+function applyJsonPatch(document: unknown, operations: JsonPatchOperation[]): unknown {
+  for (const operation of operations) {
+    const parts = operation.path
+      .split('/')
+      .slice(1)
+      .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const last = parts.pop();
+    if (last === undefined) throw new ApiError(422, 'Invalid', `invalid JSON patch path "${operation.path}"`);
+    let parent: unknown = document;
+    for (const part of parts) parent = (parent as Record<string, unknown>)?.[part];
+    if (parent === null || typeof parent !== 'object') {
+      throw new ApiError(422, 'Invalid', `JSON patch: path "${operation.path}" does not exist`);
+    }
+    const isArray = Array.isArray(parent);
+    const list = parent as unknown[];
+    const map = parent as Record<string, unknown>;
+    const index = last === '-' ? list.length : Number(last);
+    switch (operation.op) {
+      case 'add':
+        if (isArray) list.splice(index, 0, operation.value);
+        else map[last] = operation.value;
+        break;
+      case 'replace':
+      case 'remove':
+        if (isArray ? !(index < list.length) : !(last in map)) {
+          throw new ApiError(422, 'Invalid', `JSON patch: path "${operation.path}" does not exist`);
+        }
+        if (operation.op === 'remove') {
+          if (isArray) list.splice(index, 1);
+          else delete map[last];
+        } else if (isArray) list[index] = operation.value;
+        else map[last] = operation.value;
+        break;
+      case 'test':
+        if (JSON.stringify(isArray ? list[index] : map[last]) !== JSON.stringify(operation.value)) {
+          throw new ApiError(422, 'Invalid', `JSON patch: test of "${operation.path}" failed`);
+        }
+        break;
+    }
+  }
+  return document;
+}
