@@ -50,7 +50,7 @@ export class BucketRateLimiter implements RateLimiter {
     this.last = clock.now();
   }
 
-  when(): number {
+  when(_key?: string): number {
     const now = this.clock.now();
     this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) * this.qps) / 1000);
     this.last = now;

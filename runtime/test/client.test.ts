@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { resourcePath } from '../src/client.js';
+import { ApiError, isAlreadyExists, isConflict, isNotFound } from '../src/errors.js';
+import { groupVersion, resourceKind } from '../src/kinds.js';
+
+const Guestbook = groupVersion('webapp.example.com', 'v1').kind('Guestbook', { plural: 'guestbooks' });
+const Pod = resourceKind({ group: '', version: 'v1', kind: 'Pod', plural: 'pods', namespaced: true });
+const ClusterRole = resourceKind({
+  group: 'rbac.authorization.k8s.io',
+  version: 'v1',
+  kind: 'ClusterRole',
+  plural: 'clusterroles',
+  namespaced: false,
+});
+
+describe('resourcePath', () => {
+  it('builds the REST paths of core, grouped and cluster-scoped kinds', () => {
+    expect(resourcePath(Pod, 'default', 'web-1')).toBe('/api/v1/namespaces/default/pods/web-1');
+    expect(resourcePath(Pod)).toBe('/api/v1/pods');
+    expect(resourcePath(Guestbook, 'shop', 'g', 'status')).toBe(
+      '/apis/webapp.example.com/v1/namespaces/shop/guestbooks/g/status',
+    );
+    expect(resourcePath(ClusterRole, 'ignored', 'admin')).toBe(
+      '/apis/rbac.authorization.k8s.io/v1/clusterroles/admin',
+    );
+  });
+
+  it('gives core kinds the apiVersion v1 and others group/version', () => {
+    expect(Pod.apiVersion).toBe('v1');
+    expect(Guestbook.apiVersion).toBe('webapp.example.com/v1');
+    expect(Guestbook.namespaced).toBe(true);
+  });
+});
+
+describe('ApiError.fromResponse', () => {
+  it('takes the reason and message from a Status body', () => {
+    const body = JSON.stringify({
+      kind: 'Status',
+      status: 'Failure',
+      reason: 'AlreadyExists',
+      message: 'guestbooks.webapp.example.com "g" already exists',
+      code: 409,
+    });
+    const err = ApiError.fromResponse(409, body, 'create Guestbook');
+    expect(err.message).toBe('guestbooks.webapp.example.com "g" already exists');
+    expect(isAlreadyExists(err)).toBe(true);
+    expect(isConflict(err)).toBe(false);
+  });
+
+  it('names the request when the body is not a Status', () => {
+    const err = ApiError.fromResponse(404, '404 page not found', 'get Guestbook g');
+    expect(isNotFound(err)).toBe(true);
+    expect(err.message).toBe('get Guestbook g: HTTP 404: 404 page not found');
+  });
+});

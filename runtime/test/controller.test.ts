@@ -1,0 +1,259 @@
+import { describe, expect, it } from 'vitest';
+import { controllerManagedBy, type ControllerHost } from '../src/builder.js';
+import { ManualInformer, type Informer } from '../src/cache.js';
+import type { Controller } from '../src/controller.js';
+import { groupVersion, resourceKind, type ResourceKind } from '../src/kinds.js';
+import { createLogger } from '../src/logger.js';
+import { Metrics } from '../src/metrics.js';
+import type { Request, Result } from '../src/reconcile.js';
+import type { KubernetesObject } from '../src/types.js';
+import { ManualClock } from './fake-clock.js';
+
+const Guestbook = groupVersion('webapp.example.com', 'v1').kind('Guestbook', { plural: 'guestbooks' });
+const Deployment = resourceKind({
+  group: 'apps',
+  version: 'v1',
+  kind: 'Deployment',
+  plural: 'deployments',
+  namespaced: true,
+});
+const ConfigMap = resourceKind({
+  group: '',
+  version: 'v1',
+  kind: 'ConfigMap',
+  plural: 'configmaps',
+  namespaced: true,
+});
+
+function guestbook(name: string, uid = `uid-${name}`): KubernetesObject {
+  return {
+    apiVersion: Guestbook.apiVersion,
+    kind: 'Guestbook',
+    metadata: { name, namespace: 'default', uid },
+  };
+}
+
+/** A manager stand-in: hand-fed informers, a manual clock, logs kept in memory. */
+function host(clock = new ManualClock()) {
+  const informers = new Map<string, ManualInformer>();
+  const controllers: Controller[] = [];
+  const lines: string[] = [];
+  const h: ControllerHost & { informer(kind: ResourceKind<unknown>): ManualInformer } = {
+    logger: createLogger({ write: (line) => lines.push(line), level: 'debug' }),
+    metrics: new Metrics(),
+    clock,
+    informerFor(kind): Informer {
+      return h.informer(kind);
+    },
+    informer(kind) {
+      let informer = informers.get(kind.kind);
+      if (!informer) informers.set(kind.kind, (informer = new ManualInformer()));
+      return informer;
+    },
+    add: (controller) => controllers.push(controller),
+  };
+  return { h, clock, controllers, lines };
+}
+
+/** A reconciler that records its calls and answers from a script. */
+function recorder(
+  answer: (request: Request, call: number) => Promise<Result | void> | Result | void = () => {},
+) {
+  const calls: Request[] = [];
+  return {
+    calls,
+    reconcile: async (request: Request) => {
+      calls.push(request);
+      return answer(request, calls.length);
+    },
+  };
+}
+
+/** Lets queued microtasks and worker loops run. */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+describe('a controller built with controllerManagedBy', () => {
+  it('reconciles objects of its kind from the first list and from later events', async () => {
+    const { h, controllers } = host();
+    const reconciler = recorder();
+    controllerManagedBy(h).for(Guestbook).complete(reconciler);
+    const informer = h.informer(Guestbook);
+    informer.apply(guestbook('a'));
+    await informer.start();
+    const running = controllers[0]!.start();
+    await settle();
+    informer.apply(guestbook('b'));
+    await settle();
+    expect(reconciler.calls).toEqual([
+      { namespace: 'default', name: 'a' },
+      { namespace: 'default', name: 'b' },
+    ]);
+    await controllers[0]!.stop();
+    await running;
+  });
+
+  it('maps an owned object to its controller owner of the for kind, and ignores other owners', async () => {
+    const { h, controllers } = host();
+    const reconciler = recorder();
+    controllerManagedBy(h).for(Guestbook).owns(Deployment).complete(reconciler);
+    await h.informer(Guestbook).start();
+    await h.informer(Deployment).start();
+    const running = controllers[0]!.start();
+    const owned = (owner: string, kind = 'Guestbook', controller = true): KubernetesObject => ({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: {
+        name: `${owner}-web`,
+        namespace: 'default',
+        ownerReferences: [{ apiVersion: 'webapp.example.com/v1', kind, name: owner, uid: 'u', controller }],
+      },
+    });
+    h.informer(Deployment).apply(owned('shop'));
+    h.informer(Deployment).apply(owned('other', 'Other'));
+    h.informer(Deployment).apply(owned('loose', 'Guestbook', false));
+    await settle();
+    expect(reconciler.calls).toEqual([{ namespace: 'default', name: 'shop' }]);
+    await controllers[0]!.stop();
+    await running;
+  });
+
+  it('maps watched objects with the map function', async () => {
+    const { h, controllers } = host();
+    const reconciler = recorder();
+    controllerManagedBy(h)
+      .for(Guestbook)
+      .watches(ConfigMap, (o) => [{ namespace: 'default', name: o.metadata?.labels?.['guestbook'] ?? '' }])
+      .complete(reconciler);
+    await h.informer(ConfigMap).start();
+    const running = controllers[0]!.start();
+    h.informer(ConfigMap).apply({
+      metadata: { name: 'cm', namespace: 'default', labels: { guestbook: 'g1' } },
+    });
+    await settle();
+    expect(reconciler.calls).toEqual([{ namespace: 'default', name: 'g1' }]);
+    await controllers[0]!.stop();
+    await running;
+  });
+
+  it('retries a failing reconcile with backoff, then forgets the failures once it succeeds', async () => {
+    const { h, controllers, clock, lines } = host();
+    const reconciler = recorder((_request, call) => {
+      if (call <= 3) throw new Error(`boom ${call}`);
+    });
+    controllerManagedBy(h).for(Guestbook).complete(reconciler);
+    const informer = h.informer(Guestbook);
+    informer.apply(guestbook('a'));
+    await informer.start();
+    const controller = controllers[0]!;
+    const running = controller.start();
+    await settle();
+    expect(reconciler.calls).toHaveLength(1);
+    const retryTimes: number[] = [];
+    for (let ms = 0; ms < 200 && reconciler.calls.length < 4; ms++) {
+      const before = reconciler.calls.length;
+      clock.advance(1);
+      await settle();
+      if (reconciler.calls.length > before) retryTimes.push(clock.now());
+    }
+    // 5 ms, then 10 ms later, then 20 ms later.
+    expect(retryTimes).toEqual([5, 15, 35]);
+    expect(controller.queue.retries('default/a')).toBe(0);
+    expect(h.metrics.value('controller_runtime_reconcile_errors_total', { controller: 'guestbook' })).toBe(3);
+    expect(
+      h.metrics.value('controller_runtime_reconcile_total', { controller: 'guestbook', result: 'success' }),
+    ).toBe(1);
+    const errorLine = JSON.parse(lines.find((line) => line.includes('Reconciler error'))!) as Record<
+      string,
+      unknown
+    >;
+    expect(errorLine).toMatchObject({
+      level: 'error',
+      controller: 'guestbook',
+      namespace: 'default',
+      name: 'a',
+    });
+    expect(errorLine['reconcileID']).toMatch(/^[0-9a-f-]{36}$/);
+    await controller.stop();
+    await running;
+  });
+
+  it('reconciles again after requeueAfter', async () => {
+    const { h, controllers, clock } = host();
+    const reconciler = recorder((_request, call) => (call === 1 ? { requeueAfter: 30_000 } : {}));
+    controllerManagedBy(h).for(Guestbook).complete(reconciler);
+    h.informer(Guestbook).apply(guestbook('a'));
+    await h.informer(Guestbook).start();
+    const running = controllers[0]!.start();
+    await settle();
+    clock.advance(29_999);
+    await settle();
+    expect(reconciler.calls).toHaveLength(1);
+    clock.advance(1);
+    await settle();
+    expect(reconciler.calls).toHaveLength(2);
+    await controllers[0]!.stop();
+    await running;
+  });
+
+  it('never runs two reconciles of one object at once, even with several workers', async () => {
+    const { h, controllers } = host();
+    let active = 0;
+    let maxActive = 0;
+    const release: (() => void)[] = [];
+    const reconciler = recorder(async () => {
+      active++;
+      maxActive = Math.max(maxActive, active);
+      await new Promise<void>((resolve) => release.push(resolve));
+      active--;
+    });
+    controllerManagedBy(h).for(Guestbook).withOptions({ maxConcurrentReconciles: 4 }).complete(reconciler);
+    const informer = h.informer(Guestbook);
+    await informer.start();
+    const running = controllers[0]!.start();
+    informer.apply(guestbook('a'));
+    await settle();
+    informer.apply({ ...guestbook('a'), metadata: { ...guestbook('a').metadata, labels: { x: '1' } } });
+    informer.apply(guestbook('b'));
+    await settle();
+    expect(reconciler.calls.map((r) => r.name)).toEqual(['a', 'b']);
+    expect(maxActive).toBe(2); // a and b in parallel, never a twice
+    release.shift()!();
+    await settle();
+    expect(reconciler.calls.map((r) => r.name)).toEqual(['a', 'b', 'a']);
+    for (const resolve of release.splice(0)) resolve();
+    await settle();
+    for (const resolve of release.splice(0)) resolve();
+    await controllers[0]!.stop();
+    await running;
+  });
+
+  it('stop waits for an in-flight reconcile to finish', async () => {
+    const { h, controllers } = host(new ManualClock());
+    let finished = false;
+    let release!: () => void;
+    const reconciler = recorder(async () => {
+      await new Promise<void>((resolve) => (release = resolve));
+      finished = true;
+    });
+    controllerManagedBy(h).for(Guestbook).complete(reconciler);
+    h.informer(Guestbook).apply(guestbook('a'));
+    await h.informer(Guestbook).start();
+    const running = controllers[0]!.start();
+    await settle();
+    const stopped = controllers[0]!.stop();
+    await settle();
+    expect(finished).toBe(false);
+    release();
+    await stopped;
+    await running;
+    expect(finished).toBe(true);
+  });
+
+  it('refuses a controller without a kind to reconcile', () => {
+    const { h } = host();
+    expect(() => controllerManagedBy(h).complete(recorder())).toThrow(/needs for\(kind\)/);
+    expect(() => controllerManagedBy(h).for(Guestbook).for(Deployment)).toThrow(/reconciles one kind/);
+  });
+});

@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import { controllerManagedBy } from '../src/builder.js';
+import { ManualInformer } from '../src/cache.js';
+import { groupVersion } from '../src/kinds.js';
+import { createLogger } from '../src/logger.js';
+import { Manager, parseBindAddress } from '../src/manager.js';
+import type { Request } from '../src/reconcile.js';
+import { FakeClient } from '../src/testing/index.js';
+
+const Guestbook = groupVersion('webapp.example.com', 'v1').kind('Guestbook', { plural: 'guestbooks' });
+
+/** A manager on loopback ports, with informers whose first list completes when `sync()` is called. */
+function testManager() {
+  const informer = new ManualInformer([
+    { apiVersion: Guestbook.apiVersion, kind: 'Guestbook', metadata: { name: 'g', namespace: 'default' } },
+  ]);
+  let sync!: () => void;
+  const synced = new Promise<void>((resolve) => (sync = resolve));
+  const start = informer.start.bind(informer);
+  informer.start = async () => {
+    await synced;
+    await start();
+  };
+  const mgr = Manager.create({
+    client: new FakeClient(),
+    informerFactory: () => informer,
+    metricsBindAddress: '127.0.0.1:0',
+    healthProbeBindAddress: '127.0.0.1:0',
+    logger: createLogger({ write: () => {} }),
+  });
+  return { mgr, informer, sync };
+}
+
+async function get(port: number | undefined, path: string): Promise<{ status: number; body: string }> {
+  const response = await fetch(`http://127.0.0.1:${port}${path}`);
+  return { status: response.status, body: await response.text() };
+}
+
+async function waitFor(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+describe('Manager', () => {
+  it('is alive at once, ready once the caches have synced, and reconciles', async () => {
+    const { mgr, sync } = testManager();
+    const calls: Request[] = [];
+    controllerManagedBy(mgr)
+      .for(Guestbook)
+      .complete({ reconcile: async (request) => void calls.push(request) });
+    const running = mgr.start();
+    await waitFor(() => mgr.addresses.healthProbe !== undefined);
+    const probes = mgr.addresses.healthProbe?.port;
+    expect(await get(probes, '/healthz')).toEqual({ status: 200, body: 'ok\n' });
+    expect((await get(probes, '/readyz')).status).toBe(503);
+    sync();
+    await mgr.ready();
+    expect(await get(probes, '/readyz')).toEqual({ status: 200, body: 'ok\n' });
+    await waitFor(() => calls.length > 0);
+    expect(calls).toEqual([{ namespace: 'default', name: 'g' }]);
+    const metrics = await get(mgr.addresses.metrics?.port, '/metrics');
+    expect(metrics.body).toMatch(
+      /^controller_runtime_reconcile_total\{controller="guestbook",result="success"\} 1$/m,
+    );
+    expect(metrics.body).toMatch(/^# TYPE workqueue_adds_total counter$/m);
+    await mgr.stop();
+    await running;
+  });
+
+  it('stops on SIGTERM: start() resolves and the servers are closed', async () => {
+    const { mgr, sync } = testManager();
+    sync();
+    const running = mgr.start();
+    await mgr.ready();
+    const port = mgr.addresses.healthProbe?.port;
+    process.emit('SIGTERM', 'SIGTERM');
+    await running;
+    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+    expect(process.listenerCount('SIGTERM')).toBe(0);
+  });
+
+  it('says which address it cannot bind', async () => {
+    const { mgr: first, sync } = testManager();
+    sync();
+    const running = first.start();
+    await first.ready();
+    const taken = first.addresses.healthProbe?.port;
+    const second = Manager.create({
+      client: new FakeClient(),
+      informerFactory: () => new ManualInformer(),
+      metricsBindAddress: '0',
+      healthProbeBindAddress: `127.0.0.1:${taken}`,
+      handleSignals: false,
+      logger: createLogger({ write: () => {} }),
+    });
+    await expect(second.start()).rejects.toThrow(`cannot serve healthProbe on 127.0.0.1:${taken}`);
+    await first.stop();
+    await running;
+  });
+
+  it('parses bind addresses', () => {
+    expect(parseBindAddress(':8080')).toEqual({ host: undefined, port: 8080 });
+    expect(parseBindAddress('127.0.0.1:0')).toEqual({ host: '127.0.0.1', port: 0 });
+    expect(() => parseBindAddress('localhost')).toThrow(/invalid bind address/);
+  });
+});
