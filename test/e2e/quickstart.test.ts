@@ -115,11 +115,22 @@ describe('quick start through npx', () => {
   it(
     'the generated project builds, lints and passes its own tests',
     async () => {
+      const output: Record<string, string> = {};
       for (const script of ['build', 'lint', 'test']) {
         const result = await sh(project, 'npm', ['run', script]);
-        expect(result.exitCode, `npm run ${script}\n${String(result.all)}`).toBe(0);
+        output[script] = String(result.all);
+        expect(result.exitCode, `npm run ${script}\n${output[script]}`).toBe(0);
       }
       expect(existsSync(path.join(project, 'dist/main.js'))).toBe(true);
+      // The scaffolded controller tests ran, against the packed runtime's FakeClient.
+      expect(output['test']).toMatch(/guestbook\.controller\.test\.ts/);
+      expect(output['test']).toMatch(/pod\.controller\.test\.ts/);
+      // create api generated the manifests, so the CI check of the generated project passes.
+      const check = await sh(project, 'npx', ['kubesmith', 'manifests', '--check']);
+      expect(check.exitCode, String(check.all)).toBe(0);
+      expect(existsSync(path.join(project, 'config/crd/bases/webapp.example.com_guestbooks.yaml'))).toBe(
+        true,
+      );
     },
     5 * MINUTES,
   );
