@@ -30,7 +30,22 @@ export interface InformerOptions {
 
 export type InformerFactory = (kind: ResourceKind<unknown>, options: InformerOptions) => Informer;
 
-/** Informers on a real API server, through client-node's ListWatch; restarts after errors with backoff. */
+/** What the informer needs of client-node's ListWatch (a seam for tests). */
+export interface ListWatchLike {
+  on(event: 'add' | 'update' | 'delete', handler: ObjectHandler): void;
+  on(event: 'error', handler: (err?: unknown) => void): void;
+  /** Lists (unless it can resume from a resourceVersion) and starts watching; list errors go to `error`. */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  get(name: string, namespace?: string): KubernetesObject | undefined;
+  list(namespace?: string): KubernetesObject[];
+}
+
+/**
+ * Informers on a real API server, through client-node's ListWatch. An informer has synced once a list
+ * has succeeded and its objects were delivered; `start()` waits for that (or for `stop()`). After an error
+ * (a failed list or watch) the ListWatch stops; it is started again after 100 ms doubling to 30 s.
+ */
 export function clientNodeInformerFactory(
   kubeConfig: KubeConfig,
   logger: Logger,
@@ -39,50 +54,78 @@ export function clientNodeInformerFactory(
   const client = new HttpClient(kubeConfig);
   return (kind, options) => {
     const namespace = kind.namespaced ? options.namespace : undefined;
-    const path = resourcePath(kind, namespace);
-    const informer = makeInformer<KubernetesObject & { metadata: { name: string } }>(
+    let listed = false;
+    const listWatch = makeInformer<KubernetesObject & { metadata: { name: string } }>(
       kubeConfig,
-      path,
+      resourcePath(kind, namespace),
       async () => {
         const page = await client.listPage(kind, {
           ...(namespace ? { namespace } : {}),
           ...(options.labelSelector ? { labelSelector: options.labelSelector } : {}),
         });
+        listed = true;
         return { ...page, items: page.items as (KubernetesObject & { metadata: { name: string } })[] };
       },
       options.labelSelector,
-    );
-    let synced = false;
-    let stopped = false;
-    let failures = 0;
-    const log = logger.child({ kind: kind.kind });
-    informer.on('error', (err?: unknown) => {
+    ) as unknown as ListWatchLike;
+    return supervisedInformer(listWatch, () => listed, logger.child({ kind: kind.kind }), clock);
+  };
+}
+
+/**
+ * An Informer over a ListWatch: synced once `listed()` says a list succeeded, restarted with a growing
+ * delay after errors. Exported for tests.
+ */
+export function supervisedInformer(
+  listWatch: ListWatchLike,
+  listed: () => boolean,
+  log: Logger,
+  clock: Clock = realClock,
+): Informer {
+  let synced = false;
+  let stopped = false;
+  let failures = 0;
+  let errors = 0;
+  let retry: unknown;
+  let settle: (() => void) | undefined;
+  const firstSync = new Promise<void>((resolve) => (settle = resolve));
+  const run = async () => {
+    const errorsBefore = errors;
+    await listWatch.start();
+    if (errors === errorsBefore) failures = 0;
+    // ListWatch.start resolves after a failed list too (the failure goes to `error`).
+    if (!stopped && listed() && !synced) {
+      synced = true;
+      settle?.();
+    }
+  };
+  listWatch.on('error', (err?: unknown) => {
+    if (stopped) return;
+    errors++;
+    const delay = Math.min(100 * 2 ** failures++, 30_000);
+    log.warn('list or watch failed, restarting', { error: err, delayMs: delay });
+    clock.clearTimeout(retry);
+    retry = clock.setTimeout(() => {
       if (stopped) return;
-      // client-node stops the ListWatch on an error; start it again after a growing delay.
-      const delay = Math.min(100 * 2 ** failures++, 30_000);
-      log.warn('watch failed, restarting', { error: err, delayMs: delay });
-      clock.setTimeout(() => {
-        if (!stopped)
-          informer.start().then(
-            () => (failures = 0),
-            () => undefined,
-          );
-      }, delay);
-    });
-    return {
-      on: (event, handler) => informer.on(event, handler),
-      start: async () => {
-        await informer.start();
-        synced = true;
-      },
-      stop: async () => {
-        stopped = true;
-        await informer.stop();
-      },
-      hasSynced: () => synced,
-      get: (name, ns) => informer.get(name, ns),
-      list: (ns) => [...informer.list(ns)],
-    };
+      run().catch((error: unknown) => log.error('cannot restart the list and watch', { error }));
+    }, delay);
+  });
+  return {
+    on: (event, handler) => listWatch.on(event, handler),
+    start: async () => {
+      stopped = false;
+      await run();
+      await firstSync;
+    },
+    stop: async () => {
+      stopped = true;
+      clock.clearTimeout(retry);
+      settle?.();
+      await listWatch.stop();
+    },
+    hasSynced: () => synced,
+    get: (name, ns) => listWatch.get(name, ns),
+    list: (ns) => [...listWatch.list(ns)],
   };
 }
 

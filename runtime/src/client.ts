@@ -56,6 +56,15 @@ export function resourcePath(
   return `${base}${scope}/${kind.plural}${object}${subresource ? `/${subresource}` : ''}`;
 }
 
+/**
+ * The URL of `path` on `server`. A server URL may carry a path of its own (an API server behind a proxy:
+ * `https://rancher.example.com/k8s/clusters/c-1`); `path` goes after it, as kubectl and client-node's
+ * watch do, rather than replacing it as `new URL(path, server)` would.
+ */
+export function requestUrl(server: string, path: string): URL {
+  return new URL(`${server.replace(/\/+$/, '')}${path}`);
+}
+
 function metaOf(object: unknown): { name?: string; namespace?: string } {
   return (object as KubernetesObject).metadata ?? {};
 }
@@ -170,7 +179,7 @@ export class HttpClient implements Client {
   ): Promise<T> {
     const cluster = this.kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('the kubeconfig has no current cluster');
-    const url = new URL(path, cluster.server);
+    const url = requestUrl(cluster.server, path);
     const options: https.RequestOptions = { method, headers: { Accept: 'application/json' } };
     await this.kubeConfig.applyToHTTPSOptions(options);
     const payload = body === undefined ? undefined : JSON.stringify(body);

@@ -16,6 +16,7 @@ export { groupVersion, resourceKind, objectKey, type GroupVersion, type Resource
 export { ApiError, isAlreadyExists, isConflict, isNotFound, type Status } from './errors.js';
 export {
   HttpClient,
+  requestUrl,
   resourcePath,
   type Client,
   type DeleteOptions,
@@ -60,3 +61,4 @@ export {
 export { createLogger, type Fields, type Logger, type Level } from './logger.js';
 export { Metrics } from './metrics.js';
 export { realClock, type Clock } from './clock.js';
+export { LeaderElector, LeaseKind, type Lease, type LeaderElectionOptions } from './leader.js';

@@ -2,8 +2,11 @@
  * The manager runs an operator: it shares informers between controllers, serves health probes and
  * metrics, starts every controller once the caches are synced, and stops gracefully on SIGTERM/SIGINT.
  */
+import { readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { ControllerHost } from './builder.js';
 import { clientNodeInformerFactory, InformerCache, type Informer, type InformerFactory } from './cache.js';
@@ -11,8 +14,12 @@ import { HttpClient, type Client } from './client.js';
 import { realClock, type Clock } from './clock.js';
 import type { Controller } from './controller.js';
 import type { ResourceKind } from './kinds.js';
+import { inClusterNamespace, LeaderElector } from './leaderelection.js';
 import { createLogger, type Logger } from './logger.js';
+import { LeaderElector } from './leader.js';
 import { Metrics } from './metrics.js';
+
+const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
 export interface ManagerOptions {
   /** Default: KUBECONFIG, ~/.kube/config, or the in-cluster service account. */
@@ -23,10 +30,16 @@ export interface ManagerOptions {
   metricsBindAddress?: string;
   /** `host:port` of /healthz and /readyz; `'0'` turns them off. Default `:8081`. */
   healthProbeBindAddress?: string;
-  /** Accepted for kubebuilder compatibility; see docs/runtime-api.md: not implemented in this version. */
+  /** Run controllers only while holding the Lease `leaderElectionId` (one active replica). */
   leaderElection?: boolean;
+  /** The Lease's name, such as `guestbook.example.com`. Required with leaderElection. */
   leaderElectionId?: string;
+  /** The Lease's namespace. Default: the pod's namespace (from its service account). */
   leaderElectionNamespace?: string;
+  /** controller-runtime's defaults: 15 000, 10 000 and 2 000 ms. */
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
   /** How long in-flight reconciles may run after a stop is requested. Default 30 000 ms. */
   gracefulShutdownTimeoutMs?: number;
   /** Stop on SIGTERM and SIGINT. Default true. */
@@ -45,8 +58,13 @@ export class Manager implements ControllerHost {
   readonly metrics = new Metrics();
   readonly clock: Clock;
   private readonly cache: InformerCache;
+  /** Set with leaderElection: the controllers run only while it leads. */
+  readonly leaderElector: LeaderElector | undefined;
+  private lost: Error | undefined;
   private readonly controllers: Controller[] = [];
   private readonly servers: http.Server[] = [];
+  private readonly elector: LeaderElector | undefined;
+  private leadershipLost = false;
   private readonly options: ManagerOptions;
   private state: 'new' | 'starting' | 'running' | 'stopping' | 'stopped' = 'new';
   private stopping: Promise<void> | undefined;
@@ -79,6 +97,24 @@ export class Manager implements ControllerHost {
     const factory =
       options.informerFactory ?? clientNodeInformerFactory(kubeConfig as KubeConfig, this.logger, this.clock);
     this.cache = new InformerCache(factory, options.namespace ? { namespace: options.namespace } : {});
+    if (options.leaderElection) {
+      if (!options.leaderElectionId)
+        throw new Error('leader election needs leaderElectionId: the Lease name');
+      this.elector = new LeaderElector(this.client, {
+        name: options.leaderElectionId,
+        namespace: options.leaderElectionNamespace ?? podNamespace(),
+        logger: this.logger,
+        clock: this.clock,
+        ...(options.leaseDurationMs ? { leaseDurationMs: options.leaseDurationMs } : {}),
+        ...(options.renewDeadlineMs ? { renewDeadlineMs: options.renewDeadlineMs } : {}),
+        ...(options.retryPeriodMs ? { retryPeriodMs: options.retryPeriodMs } : {}),
+      });
+    }
+  }
+
+  /** Whether this manager's controllers run: always without leader election, else while it leads. */
+  get isLeader(): boolean {
+    return this.elector ? this.elector.isLeader : this.state === 'running';
   }
 
   informerFor(kind: ResourceKind<unknown>): Informer {
@@ -90,24 +126,22 @@ export class Manager implements ControllerHost {
     this.controllers.push(controller);
   }
 
-  /** Resolves once the caches are synced and the controllers run. */
+  /** Resolves once the caches are synced and the controllers run (with leaderElection: once leading). */
   ready(): Promise<void> {
     return this.readyPromise;
   }
 
-  /** Runs until stop() or a signal; resolves once everything has stopped. */
+  /**
+   * Runs until stop() or a signal; resolves once everything has stopped. Rejects with "leader election
+   * lost" (after stopping) when this replica led and could not renew its Lease: the process should exit
+   * and be restarted, as controller-runtime's managers do.
+   */
   async start(): Promise<void> {
     if (this.state !== 'new') throw new Error('a manager starts once');
     this.state = 'starting';
     if (this.options.handleSignals ?? true) {
       process.once('SIGTERM', this.signalHandler);
       process.once('SIGINT', this.signalHandler);
-    }
-    if (this.options.leaderElection) {
-      this.logger.warn(
-        'leader election is not implemented in this version of @kubesmith/runtime: run one replica',
-        { leaderElectionId: this.options.leaderElectionId },
-      );
     }
     try {
       await this.listen('healthProbe', this.options.healthProbeBindAddress ?? ':8081', (req, res) =>
@@ -121,6 +155,13 @@ export class Manager implements ControllerHost {
       await this.cache.start();
       if ((this.state as string) !== 'starting') return await this.done; // stopped meanwhile
       this.state = 'running';
+      if (this.elector) {
+        if (!(await this.elector.acquire())) return await this.done;
+        this.elector.keepRenewing(() => {
+          this.leadershipLost = true;
+          void this.stop();
+        });
+      }
       const workers = this.controllers.map((controller) => controller.start());
       this.logger.info('Started controllers', { controllers: this.controllers.map((c) => c.name) });
       this.markReady();
@@ -130,6 +171,8 @@ export class Manager implements ControllerHost {
       throw err;
     }
     await this.done;
+    // As controller-runtime: a replica that lost its lease must exit, not go on as a follower.
+    if (this.leadershipLost) throw new Error('leader election lost');
   }
 
   /** Stops taking work, waits for in-flight reconciles (up to the shutdown timeout), then closes. */
@@ -144,6 +187,7 @@ export class Manager implements ControllerHost {
     process.off('SIGINT', this.signalHandler);
     const timeout = this.options.gracefulShutdownTimeoutMs ?? 30_000;
     await Promise.all(this.controllers.map((controller) => controller.stop(timeout)));
+    await this.elector?.release();
     await this.cache.stop();
     await Promise.all(
       this.servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))),
@@ -178,6 +222,17 @@ export class Manager implements ControllerHost {
     });
     this.servers.push(server);
     this.addresses[which] = server.address() as AddressInfo;
+  }
+}
+
+function podNamespace(): string {
+  try {
+    return readFileSync(SERVICE_ACCOUNT_NAMESPACE, 'utf8').trim();
+  } catch {
+    throw new Error(
+      'leader election needs leaderElectionNamespace when not running in a cluster ' +
+        `(${SERVICE_ACCOUNT_NAMESPACE} is missing)`,
+    );
   }
 }
 
