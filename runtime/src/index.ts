@@ -61,4 +61,3 @@ export {
 export { createLogger, type Fields, type Logger, type Level } from './logger.js';
 export { Metrics } from './metrics.js';
 export { realClock, type Clock } from './clock.js';
-export { LeaderElector, LeaseKind, type Lease, type LeaderElectionOptions } from './leader.js';

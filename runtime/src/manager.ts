@@ -2,7 +2,6 @@
  * The manager runs an operator: it shares informers between controllers, serves health probes and
  * metrics, starts every controller once the caches are synced, and stops gracefully on SIGTERM/SIGINT.
  */
-import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,10 +15,7 @@ import type { Controller } from './controller.js';
 import type { ResourceKind } from './kinds.js';
 import { inClusterNamespace, LeaderElector } from './leaderelection.js';
 import { createLogger, type Logger } from './logger.js';
-import { LeaderElector } from './leader.js';
 import { Metrics } from './metrics.js';
-
-const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
 export interface ManagerOptions {
   /** Default: KUBECONFIG, ~/.kube/config, or the in-cluster service account. */
@@ -63,8 +59,6 @@ export class Manager implements ControllerHost {
   private lost: Error | undefined;
   private readonly controllers: Controller[] = [];
   private readonly servers: http.Server[] = [];
-  private readonly elector: LeaderElector | undefined;
-  private leadershipLost = false;
   private readonly options: ManagerOptions;
   private state: 'new' | 'starting' | 'running' | 'stopping' | 'stopped' = 'new';
   private stopping: Promise<void> | undefined;
@@ -97,25 +91,8 @@ export class Manager implements ControllerHost {
     const factory =
       options.informerFactory ?? clientNodeInformerFactory(kubeConfig as KubeConfig, this.logger, this.clock);
     this.cache = new InformerCache(factory, options.namespace ? { namespace: options.namespace } : {});
-    if (options.leaderElection) {
-      if (!options.leaderElectionId)
-        throw new Error('leader election needs leaderElectionId: the Lease name');
-      this.elector = new LeaderElector(this.client, {
-        name: options.leaderElectionId,
-        namespace: options.leaderElectionNamespace ?? podNamespace(),
-        logger: this.logger,
-        clock: this.clock,
-        ...(options.leaseDurationMs ? { leaseDurationMs: options.leaseDurationMs } : {}),
-        ...(options.renewDeadlineMs ? { renewDeadlineMs: options.renewDeadlineMs } : {}),
-        ...(options.retryPeriodMs ? { retryPeriodMs: options.retryPeriodMs } : {}),
-      });
-    }
   }
 
-  /** Whether this manager's controllers run: always without leader election, else while it leads. */
-  get isLeader(): boolean {
-    return this.elector ? this.elector.isLeader : this.state === 'running';
-  }
 
   informerFor(kind: ResourceKind<unknown>): Informer {
     return this.cache.informerFor(kind);
@@ -155,13 +132,6 @@ export class Manager implements ControllerHost {
       await this.cache.start();
       if ((this.state as string) !== 'starting') return await this.done; // stopped meanwhile
       this.state = 'running';
-      if (this.elector) {
-        if (!(await this.elector.acquire())) return await this.done;
-        this.elector.keepRenewing(() => {
-          this.leadershipLost = true;
-          void this.stop();
-        });
-      }
       const workers = this.controllers.map((controller) => controller.start());
       this.logger.info('Started controllers', { controllers: this.controllers.map((c) => c.name) });
       this.markReady();
@@ -171,8 +141,6 @@ export class Manager implements ControllerHost {
       throw err;
     }
     await this.done;
-    // As controller-runtime: a replica that lost its lease must exit, not go on as a follower.
-    if (this.leadershipLost) throw new Error('leader election lost');
   }
 
   /** Stops taking work, waits for in-flight reconciles (up to the shutdown timeout), then closes. */
@@ -187,7 +155,6 @@ export class Manager implements ControllerHost {
     process.off('SIGINT', this.signalHandler);
     const timeout = this.options.gracefulShutdownTimeoutMs ?? 30_000;
     await Promise.all(this.controllers.map((controller) => controller.stop(timeout)));
-    await this.elector?.release();
     await this.cache.stop();
     await Promise.all(
       this.servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))),
@@ -222,17 +189,6 @@ export class Manager implements ControllerHost {
     });
     this.servers.push(server);
     this.addresses[which] = server.address() as AddressInfo;
-  }
-}
-
-function podNamespace(): string {
-  try {
-    return readFileSync(SERVICE_ACCOUNT_NAMESPACE, 'utf8').trim();
-  } catch {
-    throw new Error(
-      'leader election needs leaderElectionNamespace when not running in a cluster ' +
-        `(${SERVICE_ACCOUNT_NAMESPACE} is missing)`,
-    );
   }
 }
 
