@@ -226,4 +226,9 @@ export class InformerCache {
   hasSynced(): boolean {
     return [...this.informers.values()].every((informer) => informer.hasSynced());
   }
+
+  /** The kinds (`apiVersion/Kind`) whose informers have not synced yet. */
+  unsynced(): string[] {
+    return [...this.informers].filter(([, informer]) => !informer.hasSynced()).map(([key]) => key);
+  }
 }

@@ -49,6 +49,7 @@ export {
   type ControllerHost,
 } from './builder.js';
 export { Manager, parseBindAddress, type ManagerOptions } from './manager.js';
+export { LeaderElector, LeaseKind, type Lease, type LeaderElectorOptions } from './leaderelection.js';
 export {
   addFinalizer,
   containsFinalizer,

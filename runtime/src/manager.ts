@@ -26,18 +26,29 @@ export interface ManagerOptions {
   metricsBindAddress?: string;
   /** `host:port` of /healthz and /readyz; `'0'` turns them off. Default `:8081`. */
   healthProbeBindAddress?: string;
-  /** Run controllers only while holding the Lease `leaderElectionId` (one active replica). */
+  /**
+   * Run the controllers only while holding the coordination.k8s.io/v1 Lease `leaderElectionId`, so that
+   * several replicas run with one active. Caches and probes run on every replica. Default: false.
+   */
   leaderElection?: boolean;
   /** The Lease's name, such as `guestbook.example.com`. Required with leaderElection. */
   leaderElectionId?: string;
-  /** The Lease's namespace. Default: the pod's namespace (from its service account). */
+  /** The Lease's namespace. Default: the pod's namespace (from its service account); required outside a cluster. */
   leaderElectionNamespace?: string;
-  /** controller-runtime's defaults: 15 000, 10 000 and 2 000 ms. */
+  /** How long a Lease holds without renewal before another replica takes it. Default: 15 000 ms. */
   leaseDurationMs?: number;
+  /** How long the leader tries to renew before it gives up leadership (and stops). Default: 10 000 ms. */
   renewDeadlineMs?: number;
+  /** How often replicas try to acquire, and the leader renews. Default: 2 000 ms. */
   retryPeriodMs?: number;
+  /** Give the Lease up on a graceful stop, so that another replica takes over at once. Default: true. */
+  leaderElectionReleaseOnCancel?: boolean;
+  /** This replica's holderIdentity. Default: `<hostname>_<random uuid>`. */
+  leaderElectionIdentity?: string;
   /** How long in-flight reconciles may run after a stop is requested. Default 30 000 ms. */
   gracefulShutdownTimeoutMs?: number;
+  /** How long the caches may take to sync before start() fails, as a missing CRD or RBAC rule would. Default: 120 000 ms. */
+  cacheSyncTimeoutMs?: number;
   /** Stop on SIGTERM and SIGINT. Default true. */
   handleSignals?: boolean;
   logger?: Logger;
@@ -91,8 +102,34 @@ export class Manager implements ControllerHost {
     const factory =
       options.informerFactory ?? clientNodeInformerFactory(kubeConfig as KubeConfig, this.logger, this.clock);
     this.cache = new InformerCache(factory, options.namespace ? { namespace: options.namespace } : {});
+    this.leaderElector = options.leaderElection ? this.newLeaderElector(options) : undefined;
   }
 
+  private newLeaderElector(options: ManagerOptions): LeaderElector {
+    if (!options.leaderElectionId) {
+      throw new Error('leaderElection needs leaderElectionId: the name of the Lease the replicas share');
+    }
+    const namespace = options.leaderElectionNamespace ?? inClusterNamespace();
+    if (!namespace) {
+      throw new Error(
+        'unable to find the leader election namespace: not running in a cluster, set leaderElectionNamespace',
+      );
+    }
+    return new LeaderElector({
+      client: this.client,
+      name: options.leaderElectionId,
+      namespace,
+      identity: options.leaderElectionIdentity ?? `${os.hostname()}_${randomUUID()}`,
+      ...(options.leaseDurationMs !== undefined ? { leaseDurationMs: options.leaseDurationMs } : {}),
+      ...(options.renewDeadlineMs !== undefined ? { renewDeadlineMs: options.renewDeadlineMs } : {}),
+      ...(options.retryPeriodMs !== undefined ? { retryPeriodMs: options.retryPeriodMs } : {}),
+      ...(options.leaderElectionReleaseOnCancel !== undefined
+        ? { releaseOnStop: options.leaderElectionReleaseOnCancel }
+        : {}),
+      logger: this.logger,
+      clock: this.clock,
+    });
+  }
 
   informerFor(kind: ResourceKind<unknown>): Informer {
     return this.cache.informerFor(kind);
@@ -129,9 +166,20 @@ export class Manager implements ControllerHost {
         res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4' }).end(this.metrics.render());
       });
       this.logger.info('Starting caches');
-      await this.cache.start();
+      await this.waitForCacheSync();
       if ((this.state as string) !== 'starting') return await this.done; // stopped meanwhile
       this.state = 'running';
+      if (this.leaderElector) {
+        const elector = this.leaderElector;
+        this.logger.info('attempting to acquire the leader lease', { lease: this.options.leaderElectionId });
+        elector.onLost(() => {
+          this.lost = new Error('leader election lost');
+          void this.stop();
+        });
+        this.setLeader(false);
+        if (!(await elector.acquire())) return await this.done; // stopped while waiting
+        this.setLeader(true);
+      }
       const workers = this.controllers.map((controller) => controller.start());
       this.logger.info('Started controllers', { controllers: this.controllers.map((c) => c.name) });
       this.markReady();
@@ -141,6 +189,33 @@ export class Manager implements ControllerHost {
       throw err;
     }
     await this.done;
+    if (this.lost) throw this.lost;
+  }
+
+  /** Starts the informers; throws when they have not synced within cacheSyncTimeoutMs. */
+  private async waitForCacheSync(): Promise<void> {
+    const timeoutMs = this.options.cacheSyncTimeoutMs ?? 120_000;
+    let timer: unknown;
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = this.clock.setTimeout(() => resolve('timeout'), timeoutMs);
+    });
+    const outcome = await Promise.race([this.cache.start(), timeout]);
+    this.clock.clearTimeout(timer);
+    if (outcome === 'timeout') {
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for caches to sync: ${this.cache.unsynced().join(', ')} ` +
+          '(is the CRD installed, and may the operator list and watch it?)',
+      );
+    }
+  }
+
+  private setLeader(leading: boolean): void {
+    this.metrics.set(
+      'leader_election_master_status',
+      'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master.',
+      { name: this.options.leaderElectionId ?? '' },
+      leading ? 1 : 0,
+    );
   }
 
   /** Stops taking work, waits for in-flight reconciles (up to the shutdown timeout), then closes. */
@@ -155,6 +230,11 @@ export class Manager implements ControllerHost {
     process.off('SIGINT', this.signalHandler);
     const timeout = this.options.gracefulShutdownTimeoutMs ?? 30_000;
     await Promise.all(this.controllers.map((controller) => controller.stop(timeout)));
+    // After the controllers: no other replica may start reconciling while ours still run.
+    if (this.leaderElector) {
+      await this.leaderElector.stop();
+      this.setLeader(false);
+    }
     await this.cache.stop();
     await Promise.all(
       this.servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { resourcePath } from '../src/client.js';
+import { requestUrl, resourcePath } from '../src/client.js';
 import { ApiError, isAlreadyExists, isConflict, isNotFound } from '../src/errors.js';
 import { groupVersion, resourceKind } from '../src/kinds.js';
 
@@ -51,5 +51,16 @@ describe('ApiError.fromResponse', () => {
     const err = ApiError.fromResponse(404, '404 page not found', 'get Guestbook g');
     expect(isNotFound(err)).toBe(true);
     expect(err.message).toBe('get Guestbook g: HTTP 404: 404 page not found');
+  });
+});
+
+describe('requestUrl', () => {
+  it('keeps a path the server URL has, as behind a proxy', () => {
+    expect(requestUrl('https://10.0.0.1:6443', '/api/v1/pods').href).toBe(
+      'https://10.0.0.1:6443/api/v1/pods',
+    );
+    expect(
+      requestUrl('https://rancher.example.com/k8s/clusters/c-1/', '/apis/apps/v1/deployments').href,
+    ).toBe('https://rancher.example.com/k8s/clusters/c-1/apis/apps/v1/deployments');
   });
 });

@@ -1,0 +1,160 @@
+import { describe, expect, it } from 'vitest';
+import {
+  InformerCache,
+  ManualInformer,
+  supervisedInformer,
+  type ListWatchLike,
+  type ObjectHandler,
+} from '../src/cache.js';
+import { createLogger } from '../src/logger.js';
+import type { KubernetesObject } from '../src/types.js';
+import { ManualClock } from './fake-clock.js';
+
+const logger = createLogger({ write: () => {} });
+
+/**
+ * A stand-in for client-node's ListWatch with its behaviour on failure: start() resolves either way, and
+ * a failed list is reported to the `error` handlers only.
+ */
+class ScriptedListWatch implements ListWatchLike {
+  listed = false;
+  starts = 0;
+  stops = 0;
+  private readonly handlers: Record<string, ((arg?: unknown) => void)[]> = {};
+  /** The outcome of each start: true lists, an Error fails. */
+  constructor(private readonly script: (true | Error)[]) {}
+
+  on(event: 'add' | 'update' | 'delete', handler: ObjectHandler): void;
+  on(event: 'error', handler: (err?: unknown) => void): void;
+  on(event: string, handler: ObjectHandler | ((err?: unknown) => void)): void {
+    (this.handlers[event] ??= []).push(handler as (arg?: unknown) => void);
+  }
+
+  async start(): Promise<void> {
+    const outcome = this.script[this.starts++] ?? true;
+    if (outcome === true) {
+      this.listed = true;
+      this.emit('add', { metadata: { name: 'a', namespace: 'default' } });
+    } else this.emit('error', outcome);
+  }
+
+  async stop(): Promise<void> {
+    this.stops++;
+  }
+
+  get(): KubernetesObject | undefined {
+    return undefined;
+  }
+
+  list(): KubernetesObject[] {
+    return [];
+  }
+
+  emit(event: string, arg?: unknown): void {
+    for (const handler of this.handlers[event] ?? []) handler(arg);
+  }
+}
+
+async function settle(): Promise<void> {
+  for (let i = 0; i < 10; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+describe('supervisedInformer', () => {
+  it('has synced only once a list succeeded, retrying failed lists after 100 ms, 200 ms, 400 ms', async () => {
+    const clock = new ManualClock();
+    const listWatch = new ScriptedListWatch([
+      new Error('refused'),
+      new Error('refused'),
+      new Error('refused'),
+    ]);
+    const informer = supervisedInformer(listWatch, () => listWatch.listed, logger, clock);
+    const added: string[] = [];
+    informer.on('add', (o) => added.push(o.metadata?.name ?? ''));
+    let started = false;
+    void informer.start().then(() => (started = true));
+    await settle();
+    expect(informer.hasSynced()).toBe(false);
+    expect(started).toBe(false);
+    const startedAt: number[] = [];
+    for (let ms = 0; ms < 1000 && listWatch.starts < 4; ms++) {
+      const before = listWatch.starts;
+      clock.advance(1);
+      await settle();
+      if (listWatch.starts > before) startedAt.push(clock.now());
+    }
+    expect(startedAt).toEqual([100, 300, 700]);
+    expect(informer.hasSynced()).toBe(true);
+    expect(started).toBe(true);
+    expect(added).toEqual(['a']);
+  });
+
+  it('starts the backoff over once a restart succeeds', async () => {
+    const clock = new ManualClock();
+    const listWatch = new ScriptedListWatch([true]);
+    const informer = supervisedInformer(listWatch, () => listWatch.listed, logger, clock);
+    await informer.start();
+    // The watch breaks twice in a row; the restarts succeed.
+    listWatch.emit('error', new Error('watch closed'));
+    clock.advance(100);
+    await settle();
+    expect(listWatch.starts).toBe(2);
+    listWatch.emit('error', new Error('watch closed'));
+    clock.advance(99);
+    await settle();
+    expect(listWatch.starts).toBe(2);
+    clock.advance(1);
+    await settle();
+    expect(listWatch.starts).toBe(3);
+  });
+
+  it('lets a waiting start() return when stopped, and restarts nothing after', async () => {
+    const clock = new ManualClock();
+    const listWatch = new ScriptedListWatch([new Error('forbidden')]);
+    const informer = supervisedInformer(listWatch, () => listWatch.listed, logger, clock);
+    const starting = informer.start();
+    await settle();
+    await informer.stop();
+    await starting;
+    expect(informer.hasSynced()).toBe(false);
+    clock.advance(60_000);
+    await settle();
+    expect(listWatch.starts).toBe(1);
+    expect(listWatch.stops).toBe(1);
+  });
+});
+
+describe('InformerCache', () => {
+  it('makes one informer per kind, in the namespace it was given, and syncs when all have', async () => {
+    const made: { kind: string; namespace: string | undefined }[] = [];
+    const informers: ManualInformer[] = [];
+    const cache = new InformerCache(
+      (kind, options) => {
+        made.push({ kind: kind.kind, namespace: options.namespace });
+        const informer = new ManualInformer();
+        informers.push(informer);
+        return informer;
+      },
+      { namespace: 'team-a' },
+    );
+    const kind = {
+      group: 'apps',
+      version: 'v1',
+      apiVersion: 'apps/v1',
+      plural: 'deployments',
+      namespaced: true,
+    };
+    const deployments = cache.informerFor({ ...kind, kind: 'Deployment' });
+    expect(cache.informerFor({ ...kind, kind: 'Deployment' })).toBe(deployments);
+    cache.informerFor({ ...kind, kind: 'StatefulSet', plural: 'statefulsets' });
+    expect(made).toEqual([
+      { kind: 'Deployment', namespace: 'team-a' },
+      { kind: 'StatefulSet', namespace: 'team-a' },
+    ]);
+    expect(cache.hasSynced()).toBe(false);
+    await cache.start();
+    expect(cache.hasSynced()).toBe(true);
+    expect(informers.every((informer) => informer.started)).toBe(true);
+    await cache.stop();
+    expect(informers.some((informer) => informer.started)).toBe(false);
+  });
+});

@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import { controllerManagedBy } from '../src/builder.js';
+import { ManualInformer } from '../src/cache.js';
+import { groupVersion } from '../src/kinds.js';
+import { inClusterNamespace, LeaseKind } from '../src/leaderelection.js';
+import { createLogger } from '../src/logger.js';
+import { Manager, type ManagerOptions } from '../src/manager.js';
+import type { Request } from '../src/reconcile.js';
+import { FakeClient } from '../src/testing/index.js';
+
+const Guestbook = groupVersion('webapp.example.com', 'v1').kind('Guestbook', { plural: 'guestbooks' });
+
+/** A replica: a manager with leader election on short timings, sharing `client` with the others. */
+function replica(client: FakeClient, identity: string, options: ManagerOptions = {}) {
+  const calls: Request[] = [];
+  const mgr = Manager.create({
+    client,
+    informerFactory: () =>
+      new ManualInformer([
+        {
+          apiVersion: Guestbook.apiVersion,
+          kind: 'Guestbook',
+          metadata: { name: 'g', namespace: 'default' },
+        },
+      ]),
+    metricsBindAddress: '0',
+    healthProbeBindAddress: '0',
+    handleSignals: false,
+    logger: createLogger({ write: () => {} }),
+    leaderElection: true,
+    leaderElectionId: 'op.example.com',
+    leaderElectionNamespace: 'system',
+    leaderElectionIdentity: identity,
+    leaseDurationMs: 1_000,
+    renewDeadlineMs: 200,
+    retryPeriodMs: 20,
+    ...options,
+  });
+  controllerManagedBy(mgr)
+    .for(Guestbook)
+    .complete({ reconcile: async (request) => void calls.push(request) });
+  return { mgr, calls };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitFor(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !condition(); i++) await sleep(5);
+}
+
+describe('Manager with leader election', () => {
+  it('runs the controllers on one replica only, and hands over on a graceful stop', async () => {
+    const client = new FakeClient();
+    const one = replica(client, 'one');
+    const two = replica(client, 'two');
+    const runningOne = one.mgr.start();
+    await one.mgr.ready();
+    const runningTwo = two.mgr.start();
+    await waitFor(() => one.calls.length > 0);
+    await sleep(150);
+    expect(one.calls).toEqual([{ namespace: 'default', name: 'g' }]);
+    expect(two.calls).toEqual([]);
+    expect(one.mgr.metrics.value('leader_election_master_status', { name: 'op.example.com' })).toBe(1);
+    expect(two.mgr.metrics.value('leader_election_master_status', { name: 'op.example.com' })).toBe(0);
+
+    await one.mgr.stop();
+    await runningOne;
+    await two.mgr.ready(); // well before the 1 s lease would have expired: one released it
+    await waitFor(() => two.calls.length > 0);
+    expect(two.calls).toEqual([{ namespace: 'default', name: 'g' }]);
+    expect((await client.get(LeaseKind, 'op.example.com', 'system')).spec?.holderIdentity).toBe('two');
+    await two.mgr.stop();
+    await runningTwo;
+  });
+
+  it('stops, and start() rejects, when the leader cannot renew its Lease', async () => {
+    const client = new FakeClient();
+    const one = replica(client, 'one');
+    const running = one.mgr.start();
+    await one.mgr.ready();
+    const lease = await client.get(LeaseKind, 'op.example.com', 'system');
+    await client.update(LeaseKind, { ...lease, spec: { ...lease.spec, holderIdentity: 'intruder' } });
+    await expect(running).rejects.toThrow('leader election lost');
+  });
+
+  it('a standby replica stops cleanly while it waits for the Lease', async () => {
+    const client = new FakeClient();
+    const one = replica(client, 'one');
+    const two = replica(client, 'two');
+    const runningOne = one.mgr.start();
+    await one.mgr.ready();
+    const runningTwo = two.mgr.start();
+    await sleep(50);
+    await two.mgr.stop();
+    await runningTwo;
+    expect(two.calls).toEqual([]);
+    expect((await client.get(LeaseKind, 'op.example.com', 'system')).spec?.holderIdentity).toBe('one');
+    await one.mgr.stop();
+    await runningOne;
+  });
+
+  it('needs a Lease name', () => {
+    expect(() => replica(new FakeClient(), 'x', { leaderElectionId: undefined })).toThrow(
+      /needs leaderElectionId/,
+    );
+  });
+
+  it.skipIf(inClusterNamespace() !== undefined)('needs a Lease namespace outside a cluster', () => {
+    expect(() => replica(new FakeClient(), 'x', { leaderElectionNamespace: undefined })).toThrow(
+      /set leaderElectionNamespace/,
+    );
+  });
+});
