@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { chmod, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
@@ -160,6 +160,20 @@ describe('kubesmith init', () => {
     expect(result.stderr).toMatch(message);
     expect(result.code).toBe(code);
     expect(await snapshot(dir)).toEqual({});
+  });
+
+  // Root writes through any permission bits, so this can only be observed as an ordinary user.
+  it.skipIf(process.getuid?.() === 0)('says an unwritable directory is one, and writes nothing', async () => {
+    dir = await tempDir('locked');
+    await chmod(dir, 0o555);
+    try {
+      const result = await run(dir, 'init', '--skip-install');
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/^error: cannot write .*: permission denied$/m);
+      expect(await snapshot(dir)).toEqual({});
+    } finally {
+      await chmod(dir, 0o755);
+    }
   });
 
   it('rejects a directory name that is not a valid project name, naming the flag to use', async () => {
