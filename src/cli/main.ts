@@ -9,6 +9,7 @@ import { Output } from './output.js';
 import { registerInit } from './init.js';
 import { registerCreate } from './create.js';
 import { registerManifests } from './manifests.js';
+import { registerEnvtest } from './envtest.js';
 
 /** Options every command accepts. */
 export interface GlobalOptions {
@@ -79,6 +80,7 @@ Examples:
   registerInit(program, contextFor);
   registerCreate(program, contextFor);
   registerManifests(program, contextFor);
+  registerEnvtest(program, contextFor);
   program
     .command('version')
     .description('print the kubesmith version')

@@ -6,8 +6,8 @@
 import path from 'node:path';
 import pluralize from 'pluralize';
 import { ts } from 'ts-morph';
-import type { Marker } from '../markers/index.js';
-import type { JSONSchemaProps } from '../schema/index.js';
+import { isError, type Marker } from '../markers/index.js';
+import { crdSchemaProblems, type JSONSchemaProps } from '../schema/index.js';
 import type { ManifestContext } from './context.js';
 
 export interface GeneratedFile {
@@ -62,8 +62,10 @@ function exported(node: ts.Node): boolean {
   return (ts.getCombinedModifierFlags(node as ts.Declaration) & ts.ModifierFlags.Export) !== 0;
 }
 
-function findKinds(ctx: ManifestContext): KindVersion[] {
+/** The kinds of the project, and every declaration that is a kind (also those left out for an error). */
+function findKinds(ctx: ManifestContext): { kinds: KindVersion[]; kindDecls: Set<ts.Node> } {
   const kinds: KindVersion[] = [];
+  const kindDecls = new Set<ts.Node>();
   for (const { dir, files } of versionDirs(ctx)) {
     const pkg = files.flatMap((sf) => ctx.builder.fileMarkers(sf).package);
     if (pkg.some((m) => m.name === 'kubebuilder:skip')) continue;
@@ -82,6 +84,7 @@ function findKinds(ctx: ManifestContext): KindVersion[] {
       }
     }
     if (candidates.length === 0) continue;
+    for (const { decl } of candidates) kindDecls.add(decl);
     const groupMarker = pkg.find((m) => m.name === 'groupName');
     const group = typeof groupMarker?.value === 'string' ? groupMarker.value : undefined;
     if (group === undefined) {
@@ -103,7 +106,7 @@ function findKinds(ctx: ManifestContext): KindVersion[] {
       kinds.push({ group, version, kind: decl.name!.text, decl, markers });
     }
   }
-  return kinds;
+  return { kinds, kindDecls };
 }
 
 interface ColumnArgs {
@@ -197,8 +200,7 @@ function truncate(desc: string, max: number): string {
 }
 
 /** Kind markers (resource, subresource, printcolumn...) anywhere but on a kind are errors. */
-function checkKindMarkers(ctx: ManifestContext, kinds: readonly KindVersion[]): void {
-  const kindDecls = new Set<ts.Node>(kinds.map((k) => k.decl));
+function checkKindMarkers(ctx: ManifestContext, kindDecls: ReadonlySet<ts.Node>): void {
   for (const sf of ctx.sources) {
     for (const [node, markers] of ctx.builder.fileMarkers(sf).byNode) {
       if (kindDecls.has(node)) continue;
@@ -222,8 +224,8 @@ export function generateCrds(
   ctx: ManifestContext,
   options: { version: string; maxDescLen?: number },
 ): GeneratedFile[] {
-  const kinds = findKinds(ctx);
-  checkKindMarkers(ctx, kinds);
+  const { kinds, kindDecls } = findKinds(ctx);
+  checkKindMarkers(ctx, kindDecls);
   const byGroupKind = new Map<string, KindVersion[]>();
   for (const kv of kinds) {
     const key = `${kv.group}/${kv.kind}`;
@@ -303,6 +305,22 @@ export function generateCrds(
         );
       }
       for (const { entry } of storage) entry['storage'] = true;
+    }
+    // The apiserver's rules over each whole schema: a safety net behind the per-property checks, which
+    // point at the exact source; so it runs only when those found nothing.
+    if (!ctx.diagnostics.some(isError)) {
+      for (const { kv, entry } of entries) {
+        const schema = (entry['schema'] as { openAPIV3Schema: JSONSchemaProps }).openAPIV3Schema;
+        for (const problem of crdSchemaProblems(schema)) {
+          report(
+            ctx,
+            kv.decl,
+            'not-structural',
+            `${kv.kind} ${kv.version}: ${problem.message}`,
+            problem.hint ?? 'the apiserver would reject this CRD; change the type or its markers',
+          );
+        }
+      }
     }
     if (options.maxDescLen !== undefined) {
       for (const { entry } of entries) {

@@ -78,6 +78,25 @@ export function targetOf(node: ts.Node): Target | undefined {
   return undefined;
 }
 
+/** `OrderSpec.lines.name`: a declaration and the properties down to `node`, for messages. */
+export function subjectOf(node: ts.Node): string | undefined {
+  const parts: string[] = [];
+  for (let n: ts.Node | undefined = node; n; n = n.parent) {
+    if (ts.isPropertySignature(n) || ts.isPropertyDeclaration(n)) {
+      parts.unshift(ts.isIdentifier(n.name) || ts.isStringLiteral(n.name) ? n.name.text : n.name.getText());
+    } else if (
+      ts.isInterfaceDeclaration(n) ||
+      ts.isTypeAliasDeclaration(n) ||
+      ts.isClassDeclaration(n) ||
+      ts.isEnumDeclaration(n)
+    ) {
+      parts.unshift(n.name?.text ?? 'default');
+      break;
+    }
+  }
+  return parts.length > 0 ? parts.join('.') : undefined;
+}
+
 export interface FileMarkers {
   /** File-level markers, in source order. */
   package: Marker[];
@@ -107,9 +126,9 @@ export function collectFileMarkers(
     return { file, line: lc.line + 1, col: lc.character + 1 };
   };
 
-  const parseInto = (line: MarkerLine, target: Target, out: Marker[]) => {
+  const parseInto = (line: MarkerLine, target: Target, out: Marker[], subject?: string) => {
     const where = position(line.pos);
-    const parsed = registry.parse(line.text, target, where);
+    const parsed = registry.parse(line.text, target, where, subject);
     if (parsed === undefined) return;
     if (parsed.ok) {
       if (!parsed.marker.definition.ignored) out.push(parsed.marker);
@@ -136,7 +155,7 @@ export function collectFileMarkers(
           if (registry.lookup(line.text, target) === undefined && registry.lookup(line.text, 'package'))
             continue;
           attached.add(line.pos);
-          parseInto(line, target, markers);
+          parseInto(line, target, markers, subjectOf(node));
         }
       }
       const doc = [...ranges]

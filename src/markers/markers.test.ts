@@ -194,7 +194,7 @@ describe('collectFileMarkers', () => {
   it('reports a misspelled marker and a misplaced one at file:line:col', () => {
     const { diagnostics } = collect(source);
     expect(diagnostics.map((d) => `${d.file}:${d.line}:${d.col}: ${d.message}`)).toEqual([
-      'src/a.ts:15:7: unknown marker +kubebuilder:validation:Minimun',
+      'src/a.ts:15:7: unknown marker +kubebuilder:validation:Minimun on WidgetSpec.other',
       'src/a.ts:18:4: marker +kubebuilder:validation:Minimum cannot stand apart from a declaration',
     ]);
   });

@@ -148,7 +148,10 @@ export class MarkerRegistry {
     raw: string,
     target: Target,
     where: { file: string; line: number; col: number },
+    subject?: string,
   ): ParseResult | undefined {
+    // `subject` names the declaration the marker stands on (`OrderSpec.count`), for the messages.
+    const on = subject ? ` on ${subject}` : '';
     const def = this.lookup(raw, target);
     if (def === undefined) {
       if (!hasKnownPrefix(raw) && this.targetsOf(raw).length === 0) return undefined;
@@ -159,7 +162,7 @@ export class MarkerRegistry {
         return {
           ok: false,
           code: 'misplaced-marker',
-          message: `marker +${this.lookup(raw, elsewhere[0] ?? 'package')?.name ?? anonName} cannot stand ${MISPLACED_WORDS[target]}`,
+          message: `marker +${this.lookup(raw, elsewhere[0] ?? 'package')?.name ?? anonName} cannot stand ${MISPLACED_WORDS[target]}${subject ? ` (${subject})` : ''}`,
           hint: `move it ${places}`,
           offset: 0,
         };
@@ -168,7 +171,7 @@ export class MarkerRegistry {
       return {
         ok: false,
         code: 'unknown-marker',
-        message: `unknown marker +${near?.written ?? anonName}`,
+        message: `unknown marker +${near?.written ?? anonName}${on}`,
         hint: near
           ? `did you mean +${near.name}?`
           : 'see docs/manifests.md for the markers kubesmith supports',
@@ -183,7 +186,7 @@ export class MarkerRegistry {
       return {
         ok: false,
         code: 'invalid-marker',
-        message: `invalid marker +${def.name}: ${error.message}`,
+        message: `invalid marker +${def.name}${on}: ${error.message}`,
         hint: `usage: ${usage(def)}`,
         offset: error.offset,
       };

@@ -4,6 +4,7 @@
  * priority order; `items:` variants apply to the array's items afterwards.
  */
 import { ITEMS_PREFIX, type Marker } from '../markers/index.js';
+import { celProblem, re2Problem, valueProblems } from './checks.js';
 import type { JSONSchemaProps, ValidationRule } from './types.js';
 
 const V = 'kubebuilder:validation:';
@@ -39,8 +40,10 @@ function priority(name: string): number {
   }
 }
 
+const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 const isNumeric = (s: JSONSchemaProps) => s.type === 'integer' || s.type === 'number';
 const isTextual = (s: JSONSchemaProps) => s.type === 'string' || s['x-kubernetes-int-or-string'] === true;
+const withArticle = (word: string) => `${/^[aeiou]/.test(word) ? 'an' : 'a'} ${word}`;
 const typeOf = (s: JSONSchemaProps) =>
   s.type ?? (s['x-kubernetes-int-or-string'] ? 'int-or-string' : 'untyped');
 
@@ -67,7 +70,7 @@ function numericBound(key: 'maximum' | 'minimum' | 'multipleOf', word: string): 
     const n = value as number;
     if (!isNumeric(schema)) {
       return fail(
-        `${word} applies to numbers, not to a ${typeOf(schema)}`,
+        `${word} applies to numbers, not to ${withArticle(typeOf(schema))}`,
         'remove the marker or change the type',
       );
     }
@@ -81,19 +84,26 @@ function numericBound(key: 'maximum' | 'minimum' | 'multipleOf', word: string): 
   };
 }
 
+/** As Go's `omitempty`: `=false` leaves nothing behind. */
+function exclusive(key: 'exclusiveMaximum' | 'exclusiveMinimum'): Applier {
+  return (schema, value, fail) => {
+    if (!isNumeric(schema)) return fail(`${key} applies to numbers, not to ${withArticle(typeOf(schema))}`);
+    if (value === true) schema[key] = true;
+    else delete schema[key];
+  };
+}
+
 function textual(key: 'maxLength' | 'minLength' | 'pattern', word: string): Applier {
   return (schema, value, fail) => {
     if (!isTextual(schema))
       return fail(
-        `${word} applies to strings, not to a ${typeOf(schema)}`,
+        `${word} applies to strings, not to ${withArticle(typeOf(schema))}`,
         'remove the marker or change the type',
       );
     if (key === 'pattern') {
-      try {
-        new RegExp(value as string, 'u');
-      } catch (error) {
-        return fail(`the pattern does not compile: ${(error as Error).message}`);
-      }
+      // The apiserver compiles patterns with Go's regexp (RE2): JavaScript accepting one is not enough.
+      const why = re2Problem(value as string);
+      if (why) return fail(why, 'write the pattern in RE2 syntax (no lookaround, backreferences or \\u)');
       schema.pattern = value as string;
     } else schema[key] = value as number;
   };
@@ -101,15 +111,19 @@ function textual(key: 'maxLength' | 'minLength' | 'pattern', word: string): Appl
 
 function arrayOnly(key: 'maxItems' | 'minItems' | 'uniqueItems', word: string): Applier {
   return (schema, value, fail) => {
-    if (schema.type !== 'array') return fail(`${word} applies to arrays, not to a ${typeOf(schema)}`);
-    if (key === 'uniqueItems') schema.uniqueItems = value as boolean;
-    else schema[key] = value as number;
+    if (schema.type !== 'array')
+      return fail(`${word} applies to arrays, not to ${withArticle(typeOf(schema))}`);
+    // As Go's `omitempty`: uniqueItems=false leaves nothing behind.
+    if (key === 'uniqueItems') {
+      if (value === true) schema.uniqueItems = true;
+    } else schema[key] = value as number;
   };
 }
 
 function objectOnly(key: 'maxProperties' | 'minProperties', word: string): Applier {
   return (schema, value, fail) => {
-    if (schema.type !== 'object') return fail(`${word} applies to objects, not to a ${typeOf(schema)}`);
+    if (schema.type !== 'object')
+      return fail(`${word} applies to objects, not to ${withArticle(typeOf(schema))}`);
     schema[key] = value as number;
   };
 }
@@ -139,20 +153,15 @@ function oneOfRule(kind: 'AtMostOneOf' | 'ExactlyOneOf' | 'AtLeastOneOf'): Appli
   };
 }
 
+const TYPES = ['string', 'number', 'integer', 'boolean', 'array', 'object'];
 const REASONS = ['FieldValueRequired', 'FieldValueInvalid', 'FieldValueForbidden', 'FieldValueDuplicate'];
 
 const APPLIERS: Record<string, Applier> = {
   [`${V}Maximum`]: numericBound('maximum', 'maximum'),
   [`${V}Minimum`]: numericBound('minimum', 'minimum'),
   [`${V}MultipleOf`]: numericBound('multipleOf', 'multipleOf'),
-  [`${V}ExclusiveMaximum`]: (s, v, fail) =>
-    isNumeric(s)
-      ? void (s.exclusiveMaximum = v as boolean)
-      : fail(`exclusiveMaximum applies to numbers, not to a ${typeOf(s)}`),
-  [`${V}ExclusiveMinimum`]: (s, v, fail) =>
-    isNumeric(s)
-      ? void (s.exclusiveMinimum = v as boolean)
-      : fail(`exclusiveMinimum applies to numbers, not to a ${typeOf(s)}`),
+  [`${V}ExclusiveMaximum`]: exclusive('exclusiveMaximum'),
+  [`${V}ExclusiveMinimum`]: exclusive('exclusiveMinimum'),
   [`${V}MaxLength`]: textual('maxLength', 'maxLength'),
   [`${V}MinLength`]: textual('minLength', 'minLength'),
   [`${V}Pattern`]: textual('pattern', 'pattern'),
@@ -163,7 +172,10 @@ const APPLIERS: Record<string, Applier> = {
   [`${V}MinProperties`]: objectOnly('minProperties', 'minProperties'),
   [`${V}Enum`]: (s, v) => void (s.enum = v as unknown[]),
   [`${V}Format`]: (s, v) => void (s.format = v as string),
-  [`${V}Type`]: (s, v) => void (s.type = v as string),
+  [`${V}Type`]: (s, v, fail) =>
+    TYPES.includes(v as string)
+      ? void (s.type = v as string)
+      : fail(`invalid type ${JSON.stringify(v)}`, `use one of ${TYPES.join(', ')}`),
   'kubebuilder:pruning:PreserveUnknownFields': (s) => void (s['x-kubernetes-preserve-unknown-fields'] = true),
   [`${V}XEmbeddedResource`]: (s) => void (s['x-kubernetes-embedded-resource'] = true),
   [`${V}XIntOrString`]: (s) => void (s['x-kubernetes-int-or-string'] = true),
@@ -171,6 +183,16 @@ const APPLIERS: Record<string, Applier> = {
     const args = v as ValidationRule;
     if (args.reason !== undefined && !REASONS.includes(args.reason)) {
       return fail(`invalid reason ${args.reason}`, `use one of ${REASONS.join(', ')}`);
+    }
+    const why = celProblem(args.rule);
+    if (why)
+      return fail(
+        `rule: ${why}`,
+        'fix the CEL expression (https://kubernetes.io/docs/reference/using-api/cel/)',
+      );
+    if (args.messageExpression !== undefined) {
+      const whyMessage = celProblem(args.messageExpression);
+      if (whyMessage) return fail(`messageExpression: ${whyMessage}`, 'fix the CEL expression');
     }
     const rule: ValidationRule = { rule: args.rule };
     if (args.message) rule.message = args.message;
@@ -183,6 +205,16 @@ const APPLIERS: Record<string, Applier> = {
   [`${V}AtMostOneOf`]: oneOfRule('AtMostOneOf'),
   [`${V}ExactlyOneOf`]: oneOfRule('ExactlyOneOf'),
   [`${V}AtLeastOneOf`]: oneOfRule('AtLeastOneOf'),
+  // controller-gen takes the values of a Go enum type's constants, sorted; here the union or enum's values.
+  'k8s:enum': (s, _v, fail) => {
+    if (s.type !== 'string' || !s.enum) {
+      return fail(
+        `k8s:enum needs a string enum, not ${withArticle(typeOf(s))}`,
+        "use a union of string literals ('a' | 'b') or a string enum",
+      );
+    }
+    s.enum = [...s.enum].sort((a, b) => cmp(JSON.stringify(a), JSON.stringify(b)));
+  },
   nullable: (s) => void (s.nullable = true),
   'kubebuilder:default': (s, v) => {
     const isEmptyObject =
@@ -202,13 +234,13 @@ const APPLIERS: Record<string, Applier> = {
     if (s.type === 'object' && s.minProperties === undefined) s.minProperties = 1;
   },
   listType: (s, v, fail) => {
-    if (s.type !== 'array') return fail(`listType applies to arrays, not to a ${typeOf(s)}`);
+    if (s.type !== 'array') return fail(`listType applies to arrays, not to ${withArticle(typeOf(s))}`);
     if (v !== 'map' && v !== 'set' && v !== 'atomic')
       return fail('listType must be "map", "set" or "atomic"');
     s['x-kubernetes-list-type'] = v;
   },
   listMapKey: (s, v, fail) => {
-    if (s.type !== 'array') return fail(`listMapKey applies to arrays, not to a ${typeOf(s)}`);
+    if (s.type !== 'array') return fail(`listMapKey applies to arrays, not to ${withArticle(typeOf(s))}`);
     if (s['x-kubernetes-list-type'] !== 'map') {
       return fail('listMapKey needs an associative list', 'add +listType=map to the same field');
     }
@@ -216,13 +248,13 @@ const APPLIERS: Record<string, Applier> = {
     if (!keys.includes(v as string)) s['x-kubernetes-list-map-keys'] = [...keys, v as string];
   },
   mapType: (s, v, fail) => {
-    if (s.type !== 'object') return fail(`mapType applies to objects, not to a ${typeOf(s)}`);
+    if (s.type !== 'object') return fail(`mapType applies to objects, not to ${withArticle(typeOf(s))}`);
     if (v !== 'atomic' && v !== 'granular') return fail('mapType must be "granular" or "atomic"');
     s['x-kubernetes-map-type'] = v;
   },
   structType: (s, v, fail) => {
     if (s.type !== 'object' && s.type !== undefined)
-      return fail(`structType applies to objects, not to a ${typeOf(s)}`);
+      return fail(`structType applies to objects, not to ${withArticle(typeOf(s))}`);
     if (v !== 'atomic' && v !== 'granular') return fail('structType must be "granular" or "atomic"');
     s['x-kubernetes-map-type'] = v;
   },
@@ -263,20 +295,20 @@ export function applyMarkers(
     );
   };
   for (const entry of direct.sort(byPriority)) run(schema, entry);
-  checkDefault(schema, direct, what, problem);
   for (const entry of items.sort(byPriority)) {
     if (schema.type !== 'array' || schema.items === undefined) {
       problem(
         entry.marker,
-        `+${entry.marker.name} on ${what}: items markers apply to arrays, not to a ${typeOf(schema)}`,
+        `+${entry.marker.name} on ${what}: items markers apply to arrays, not to ${withArticle(typeOf(schema))}`,
       );
       continue;
     }
     run(schema.items, entry);
   }
+  checkDefault(schema, direct, what, problem);
 }
 
-/** A default must be one of the enum values and of the schema's type (the apiserver rejects it otherwise). */
+/** A default must validate against the field's own schema (the apiserver rejects the CRD otherwise). */
 function checkDefault(
   schema: JSONSchemaProps,
   applied: readonly { marker: Marker; name: string }[],
@@ -286,39 +318,13 @@ function checkDefault(
   if (schema.default === undefined) return;
   const marker = applied.find((a) => a.name === 'kubebuilder:default' || a.name === 'default')?.marker;
   if (!marker) return;
-  const value = schema.default;
-  const json = JSON.stringify(value);
-  if (schema.enum && !schema.enum.some((e) => JSON.stringify(e) === json)) {
-    problem(
-      marker,
-      `+${marker.name} on ${what}: the default ${json} is not one of the allowed values ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}`,
-      'use one of the enum values as the default',
-    );
-    return;
-  }
-  const actual = Array.isArray(value)
-    ? 'array'
-    : value === null
-      ? 'null'
-      : typeof value === 'number'
-        ? Number.isInteger(value)
-          ? 'integer'
-          : 'number'
-        : typeof value === 'object'
-          ? 'object'
-          : typeof value;
-  const expected = schema.type;
-  const fits =
-    expected === undefined ||
-    actual === expected ||
-    (expected === 'number' && actual === 'integer') ||
-    (actual === 'null' && schema.nullable === true) ||
-    (schema['x-kubernetes-int-or-string'] === true && (actual === 'integer' || actual === 'string'));
-  if (!fits) {
-    problem(
-      marker,
-      `+${marker.name} on ${what}: the default ${json} is a ${actual}, but the field is a ${expected}`,
-      `write a ${expected} default${expected === 'string' ? ' (quote it: "...")' : ''}`,
-    );
-  }
+  const { default: value, ...withoutDefault } = schema;
+  const [first] = valueProblems(value, withoutDefault);
+  if (first === undefined) return;
+  const hint = first.includes('is not one of the allowed values')
+    ? 'use one of the enum values as the default'
+    : first.startsWith(`${JSON.stringify(value)} is a`)
+      ? `write a${/^[aeiou]/.test(schema.type ?? '') ? 'n' : ''} ${schema.type} default${schema.type === 'string' ? ' (quote it: "...")' : ''}`
+      : "change the default to one the field's validations accept";
+  problem(marker, `+${marker.name} on ${what}: the default ${first}`, hint);
 }

@@ -269,9 +269,9 @@ describe('validation markers', () => {
       'types.ts:3:11: error: +kubebuilder:validation:Minimum on Root.s: minimum applies to numbers, not to a string',
       'types.ts:5:11: error: +kubebuilder:validation:Maximum on Root.i: cannot apply the non-integral maximum 2.5 to an integer',
       'types.ts:7:11: error: +kubebuilder:validation:items:MaxLength on Root.n: items markers apply to arrays, not to a number',
-      'types.ts:9:11: error: +kubebuilder:validation:MinItems on Root.o: minItems applies to arrays, not to a object',
+      'types.ts:9:11: error: +kubebuilder:validation:MinItems on Root.o: minItems applies to arrays, not to an object',
       'types.ts:13:10: error: +kubebuilder:default on Root.e: the default "c" is not one of the allowed values "a", "b"',
-      'types.ts:16:11: error: +kubebuilder:default on Root.d: the default 1 is a integer, but the field is a string',
+      'types.ts:16:11: error: +kubebuilder:default on Root.d: the default 1 is an integer, but the field is a string',
     ]);
   });
 });
@@ -296,6 +296,14 @@ describe('unsupported constructs', () => {
       'types.ts:8:16: error: Root.union: an untagged union of object types has no CRD schema',
       'types.ts:9:16: error: Root.mixed: a union of different types has no CRD schema',
       'types.ts:10:14: error: Root.big: `bigint` has no CRD schema',
+    ]);
+  });
+
+  it('find recursion through a generic type too', () => {
+    const { diagnostics } = schemaOf(`interface Tree<T> { value: T; children?: Tree<T>[] }
+      export interface Root { tree: Tree<string> }`);
+    expect(diagnostics.map((d) => d.split('\n')[0])).toEqual([
+      'types.ts:2:37: error: recursive type Tree<string> at Root.tree.children[]: CRD schemas cannot be recursive',
     ]);
   });
 });

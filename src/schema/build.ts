@@ -38,6 +38,7 @@ export class SchemaBuilder {
   private readonly checker: ts.TypeChecker;
   private readonly files = new Map<ts.SourceFile, FileMarkers>();
   private readonly cache = new Map<ts.Node, JSONSchemaProps | typeof IN_PROGRESS>();
+  private readonly typesInProgress = new Set<ts.Type>();
 
   constructor(private readonly options: SchemaBuilderOptions) {
     this.checker = options.checker;
@@ -670,40 +671,27 @@ export class SchemaBuilder {
       const decl = symbol?.declarations?.[0];
       if (decl && symbol?.name === 'Date' && this.isLibFile(decl.getSourceFile()))
         return { type: 'string', format: 'date-time' };
-      const schema: JSONSchemaProps = { type: 'object', properties: {} };
-      const required: string[] = [];
-      for (const prop of checker.getPropertiesOfType(type)) {
-        const propPath = `${path}.${prop.name}`;
-        const declaration = prop.valueDeclaration ?? prop.declarations?.[0];
-        const propType = checker.getTypeOfSymbolAtLocation(prop, at);
-        let propSchema: JSONSchemaProps;
-        const member =
-          declaration && (ts.isPropertySignature(declaration) || ts.isPropertyDeclaration(declaration))
-            ? declaration
-            : undefined;
-        // Prefer the written type (it keeps int32 and friends) unless it depends on type parameters.
-        const optional = (prop.flags & ts.SymbolFlags.Optional) !== 0;
-        if (member?.type && !this.mentionsTypeParameter(member.type)) {
-          propSchema = this.propertySchema(member, propPath);
-        } else {
-          propSchema = this.typeSchema(checker.getNonNullableType(propType), at, propPath);
-          if (member) {
-            const description = this.descriptionOf(member);
-            if (description !== undefined) propSchema.description = description;
-            applyMarkers(propSchema, this.markersOf(member), propPath, this.markerProblem);
-          }
-        }
-        schema.properties![prop.name] = propSchema;
-        const isRequired = member ? this.isRequired(member) && !optional : !optional;
-        if (isRequired) required.push(prop.name);
+      // A project type reached through a type argument (Step<Ingredient>, T[] with T = Ingredient) is
+      // that declaration's schema; an instantiated generic keeps its declaration's doc and type markers.
+      const named = this.namedDeclaration(type);
+      if (named && !named.typeParameters?.length) return this.declarationSchema(named, path, at);
+      // The checker interns instantiations (Node<string> is one type object), which is how cycles show.
+      if (this.typesInProgress.has(type)) {
+        const name = checker.typeToString(type);
+        this.report(
+          at,
+          'recursive-type',
+          `recursive type ${name} at ${path}: CRD schemas cannot be recursive`,
+          'mark the property where the cycle starts with +kubebuilder:validation:Schemaless and +kubebuilder:pruning:PreserveUnknownFields',
+        );
+        return { 'x-kubernetes-preserve-unknown-fields': true };
       }
-      const index = type.getStringIndexType();
-      if (index) {
-        if (Object.keys(schema.properties!).length === 0) delete schema.properties;
-        schema.additionalProperties = this.typeSchema(index, at, `${path}[key]`);
+      this.typesInProgress.add(type);
+      try {
+        return this.objectTypeSchema(type, at, path, named);
+      } finally {
+        this.typesInProgress.delete(type);
       }
-      if (required.length > 0) schema.required = required.sort();
-      return schema;
     }
     return this.unsupported(
       at,
@@ -711,6 +699,71 @@ export class SchemaBuilder {
       `the type ${checker.typeToString(type)}`,
       'use a supported type (DESIGN §4)',
     );
+  }
+
+  /** The properties of an object type the checker computed (generic instantiations, mapped types...). */
+  private objectTypeSchema(
+    type: ts.Type,
+    at: ts.Node,
+    path: string,
+    named: ts.InterfaceDeclaration | ts.ClassDeclaration | ts.TypeAliasDeclaration | undefined,
+  ): JSONSchemaProps {
+    const checker = this.checker;
+    const schema: JSONSchemaProps = { type: 'object', properties: {} };
+    const required: string[] = [];
+    for (const prop of checker.getPropertiesOfType(type)) {
+      const propPath = `${path}.${prop.name}`;
+      const declaration = prop.valueDeclaration ?? prop.declarations?.[0];
+      const propType = checker.getTypeOfSymbolAtLocation(prop, at);
+      let propSchema: JSONSchemaProps;
+      const member =
+        declaration && (ts.isPropertySignature(declaration) || ts.isPropertyDeclaration(declaration))
+          ? declaration
+          : undefined;
+      // Prefer the written type (it keeps int32 and friends) unless it depends on type parameters.
+      const optional = (prop.flags & ts.SymbolFlags.Optional) !== 0;
+      if (member?.type && !this.mentionsTypeParameter(member.type)) {
+        propSchema = this.propertySchema(member, propPath);
+      } else {
+        propSchema = this.typeSchema(checker.getNonNullableType(propType), at, propPath);
+        if (member) {
+          const description = this.descriptionOf(member);
+          if (description !== undefined) propSchema.description = description;
+          applyMarkers(propSchema, this.markersOf(member), propPath, this.markerProblem);
+        }
+      }
+      schema.properties![prop.name] = propSchema;
+      // Partial<T> and Required<T> change a property's optionality: then the mapped type decides.
+      const transformed = member !== undefined && (member.questionToken !== undefined) !== optional;
+      const isRequired = member && !transformed ? this.isRequired(member) : !optional;
+      if (isRequired) required.push(prop.name);
+    }
+    const index = type.getStringIndexType();
+    if (index) {
+      if (Object.keys(schema.properties!).length === 0) delete schema.properties;
+      schema.additionalProperties = this.typeSchema(index, at, `${path}[key]`);
+    }
+    if (required.length > 0) schema.required = required.sort();
+    if (named) {
+      const description = this.descriptionOf(named);
+      if (description !== undefined) schema.description = description;
+      applyMarkers(schema, this.markersOf(named), `type ${declName(named)}`, this.markerProblem);
+    }
+    return schema;
+  }
+
+  /** The project's own interface, class or type alias a checker type was declared as, if any. */
+  private namedDeclaration(
+    type: ts.Type,
+  ): ts.InterfaceDeclaration | ts.ClassDeclaration | ts.TypeAliasDeclaration | undefined {
+    const symbol = type.aliasSymbol ?? type.getSymbol();
+    const decl = symbol?.declarations?.find(
+      (d): d is ts.InterfaceDeclaration | ts.ClassDeclaration | ts.TypeAliasDeclaration =>
+        ts.isInterfaceDeclaration(d) || ts.isClassDeclaration(d) || ts.isTypeAliasDeclaration(d),
+    );
+    if (!decl || this.isLibFile(decl.getSourceFile()) || decl.getSourceFile().isDeclarationFile)
+      return undefined;
+    return decl;
   }
 
   private mentionsTypeParameter(node: ts.TypeNode): boolean {

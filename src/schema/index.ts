@@ -4,3 +4,4 @@ export * from './apply.js';
 export * from './known.js';
 export * from './build.js';
 export * from './structural.js';
+export * from './checks.js';

@@ -14,19 +14,24 @@ describe('the kubesmith command', () => {
     }
   });
 
-  it.each([[[]], [['init']], [['create']], [['create', 'api']], [['manifests']], [['version']]])(
-    '%j --help has examples',
-    async (args) => {
-      const dir = await tempDir();
-      try {
-        const result = await run(dir, ...args, '--help');
-        expect(result.code).toBe(0);
-        expect(result.stdout).toMatch(/Examples:\n(?: {2}\$ .*\n)*? {2}\$ kubesmith /);
-      } finally {
-        await removeTemp(dir);
-      }
-    },
-  );
+  it.each([
+    [[]],
+    [['init']],
+    [['create']],
+    [['create', 'api']],
+    [['manifests']],
+    [['envtest']],
+    [['version']],
+  ])('%j --help has examples', async (args) => {
+    const dir = await tempDir();
+    try {
+      const result = await run(dir, ...args, '--help');
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/Examples:\n(?: {2}\$ .*\n)*? {2}\$ kubesmith /);
+    } finally {
+      await removeTemp(dir);
+    }
+  });
 
   it('an unknown command is a usage error with a suggestion', async () => {
     const dir = await tempDir();

@@ -36,6 +36,7 @@ describe('start-up', () => {
     ['init', '--help'],
     ['create', 'api', '--help'],
     ['manifests', '--help'],
+    ['envtest', '--help'],
   ])('%s loads neither handlebars, ts-morph, yaml nor execa', async (...args) => {
     const loaded = await modulesLoadedBy(...args);
     expect(loaded.some((url) => url.includes('commander'))).toBe(true);

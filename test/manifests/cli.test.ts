@@ -1,5 +1,5 @@
 /** `kubesmith manifests` end to end, in-process, on copies of the golden fixtures. */
-import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -59,7 +59,7 @@ describe('kubesmith manifests', () => {
       'src/api/shop/v1/order.types.ts:4:13: error: recursive type Tree at Order.spec.tree.children[]: CRD schemas cannot be recursive',
     );
     expect(result.stderr).toContain(
-      'src/api/shop/v1/order.types.ts:26:7: error: unknown marker +kubebuilder:validation:Minimun\n  hint: did you mean +kubebuilder:validation:Minimum?',
+      'src/api/shop/v1/order.types.ts:26:7: error: unknown marker +kubebuilder:validation:Minimun on OrderSpec.misspelled\n  hint: did you mean +kubebuilder:validation:Minimum?',
     );
     expect(result.stderr).toMatch(/error: \d+ errors in the API sources; nothing was written/);
     expect(existsSync(path.join(dir, 'config/crd/bases/shop.example.com_orders.yaml'))).toBe(false);
@@ -139,5 +139,52 @@ describe('determinism', () => {
     expect(first.files.length).toBeGreaterThan(0);
     expect(second.files).toEqual(first.files);
     expect(elsewhere.files).toEqual(first.files);
+  });
+
+  it('the command writes the same bytes from two directories, run from the root and from below it', async () => {
+    const written = async (dir: string): Promise<Record<string, string>> => {
+      const out: Record<string, string> = {};
+      const walk = async (rel: string): Promise<void> => {
+        for (const entry of await readdir(path.join(dir, rel), { withFileTypes: true })) {
+          const child = path.join(rel, entry.name);
+          if (entry.isDirectory()) await walk(child);
+          else out[child] = await readFile(path.join(dir, child), 'utf8');
+        }
+      };
+      await walk('config');
+      return out;
+    };
+    for (const fixture of ['cronjob', 'crd-validation', 'rbac', 'webhooks']) {
+      const a = await copyFixture(fixture);
+      const b = await copyFixture(fixture);
+      expect((await run(a, 'manifests')).code).toBe(0);
+      expect((await run(path.join(b, 'src'), 'manifests')).code).toBe(0);
+      const fromA = await written(a);
+      expect(Object.keys(fromA).length, fixture).toBeGreaterThan(0);
+      expect(await written(b), fixture).toEqual(fromA);
+    }
+  });
+});
+
+describe('the CRD-level structural check', () => {
+  it('reports a schema the apiserver would reject at the kind, and writes nothing', async () => {
+    const dir = await tempDir();
+    temps.push(dir);
+    await writeFile(path.join(dir, 'PROJECT'), 'domain: example.com\nprojectName: odd\nversion: "3"\n');
+    await mkdir(path.join(dir, 'src/api/odd/v1'), { recursive: true });
+    await writeFile(
+      path.join(dir, 'src/api/odd/v1/group-version.ts'),
+      '// +groupName=odd.example.com\nexport {};\n',
+    );
+    await writeFile(
+      path.join(dir, 'src/api/odd/v1/thing.types.ts'),
+      '/** +kubebuilder:validation:Type=string */\nexport interface Thing {\n  apiVersion: string;\n  kind: string;\n  metadata?: { name?: string };\n}\n',
+    );
+    const result = await run(dir, 'manifests');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      'src/api/odd/v1/thing.types.ts:2:1: error: Thing v1: the root schema is not an object',
+    );
+    expect(existsSync(path.join(dir, 'config'))).toBe(false);
   });
 });

@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { formatDiagnostic, generateManifests, isError } from '../../src/manifests/index.js';
 import { GENERATED_HEADER } from '../../src/manifests/yaml.js';
+import { crdSchemaProblems, type JSONSchemaProps } from '../../src/schema/index.js';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures');
 const UPDATE = process.env['UPDATE_GOLDEN'] === '1';
@@ -45,11 +46,22 @@ function normalizedDocuments(text: string): unknown[] {
     });
 }
 
+/** One generation per fixture, shared by its tests. */
+const results = new Map<string, ReturnType<typeof generateManifests>>();
+function generate(root: string): ReturnType<typeof generateManifests> {
+  let result = results.get(root);
+  if (!result) {
+    result = generateManifests({ root, version: TEST_VERSION });
+    results.set(root, result);
+  }
+  return result;
+}
+
 describe.each(cases.filter((c) => !c.endsWith('_error')))('fixture %s', (name) => {
   const root = path.join(FIXTURES, name);
 
   it('generates the expected files without diagnostics', async () => {
-    const { files, diagnostics } = await generateManifests({ root, version: TEST_VERSION });
+    const { files, diagnostics } = await generate(root);
     // Warnings (a CRD too large for client-side apply) are allowed; errors are not.
     expect(diagnostics.filter(isError).map(formatDiagnostic)).toEqual([]);
     const expectedDir = path.join(root, 'expected');
@@ -65,9 +77,25 @@ describe.each(cases.filter((c) => !c.endsWith('_error')))('fixture %s', (name) =
     }
   });
 
+  it('emits CRDs that pass the structural-schema checker', async () => {
+    const { files } = await generate(root);
+    for (const file of files.filter((f) => f.path.startsWith('config/crd/'))) {
+      for (const doc of normalizedDocuments(file.content)) {
+        const versions = (
+          doc as { spec: { versions: { name: string; schema: { openAPIV3Schema: JSONSchemaProps } }[] } }
+        ).spec.versions;
+        for (const version of versions) {
+          expect(crdSchemaProblems(version.schema.openAPIV3Schema), `${file.path} ${version.name}`).toEqual(
+            [],
+          );
+        }
+      }
+    }
+  });
+
   const oracle = path.join(root, 'controller-gen');
   it.runIf(existsSync(oracle))('agrees with controller-gen on the Go twin', async () => {
-    const { files } = await generateManifests({ root, version: TEST_VERSION });
+    const { files } = await generate(root);
     for (const rel of listFiles(oracle)) {
       const ours = files.find((f) => f.path === rel.split(path.sep).join('/'));
       expect(ours, `kubesmith generates ${rel}`).toBeDefined();
@@ -87,7 +115,9 @@ describe.each(cases.filter((c) => !c.endsWith('_error')))('fixture %s', (name) =
 describe.each(cases.filter((c) => c.endsWith('_error')))('error fixture %s', (name) => {
   const root = path.join(FIXTURES, name);
   it('reports the expected diagnostics', async () => {
-    const { diagnostics } = await generateManifests({ root, version: TEST_VERSION });
+    const { diagnostics } = await generate(root);
+    // At least one error, so the CLI writes nothing (test/manifests/cli.test.ts checks that it does not).
+    expect(diagnostics.some(isError)).toBe(true);
     const actual = `${diagnostics.map(formatDiagnostic).join('\n')}\n`;
     const file = path.join(root, 'expected-diagnostics.txt');
     if (UPDATE) writeFileSync(file, actual);

@@ -1,0 +1,267 @@
+/** One running etcd + kube-apiserver, its temporary directory, and how it is stopped and cleaned up. */
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import type { Envtest } from '../index.js';
+import { Guard } from './guard.js';
+import { ControlPlaneProcess, register, removeDirectory, unregister, type Cleanup } from './process.js';
+
+/** The options of startEnvtest with their defaults applied. */
+export interface ControlPlaneOptions {
+  crdDirectoryPaths: string[];
+  crds: V1CustomResourceDefinition[];
+  errorIfCrdPathMissing: boolean;
+  binaryAssetsDirectory: string;
+  apiServerArgs: string[];
+  etcdArgs: string[];
+  startTimeoutMs: number;
+  stopTimeoutMs: number;
+  tmpDir: string;
+}
+
+/** One running etcd + kube-apiserver and the directory they use. */
+export class ControlPlane implements Cleanup {
+  readonly directory: string;
+  readonly startedAt = Date.now();
+  kubeConfig = new KubeConfig();
+  private readonly guard: Guard;
+  private readonly token = randomBytes(24).toString('hex');
+  private processes: ControlPlaneProcess[] = [];
+  private server = '';
+  private stopping: Promise<void> | undefined;
+
+  constructor(private readonly options: ControlPlaneOptions) {
+    this.directory = mkdtempSync(path.join(options.tmpDir, 'kubesmith-envtest-'));
+    this.guard = new Guard(this.directory);
+    register(this);
+  }
+
+  async start(): Promise<void> {
+    const dir = this.directory;
+    // Admin credentials: a static token in group system:masters (no client certificates: Node cannot
+    // create X.509 certificates without a dependency). The apiserver makes its own serving certificate.
+    writeFileSync(path.join(dir, 'token.csv'), `${this.token},admin,admin,system:masters\n`, { mode: 0o600 });
+    const { publicKey, privateKey } = generateKeyPairSync('rsa', {
+      modulusLength: 2048,
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+      privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
+    });
+    writeFileSync(path.join(dir, 'sa.pub'), publicKey);
+    writeFileSync(path.join(dir, 'sa.key'), privateKey, { mode: 0o600 });
+
+    // Free ports can be taken by someone else between our probe and the bind: retry with new ones.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.startProcesses(attempt);
+        break;
+      } catch (error) {
+        const portTaken = this.processes.some((p) => /address already in use/.test(p.logTail(50)));
+        if (!portTaken || attempt >= 3) throw error;
+        await Promise.all(this.processes.map((p) => p.stop(this.options.stopTimeoutMs)));
+        this.processes = [];
+      }
+    }
+  }
+
+  private async startProcesses(attempt: number): Promise<void> {
+    const { binaryAssetsDirectory: bin, startTimeoutMs } = this.options;
+    const dir = this.directory;
+    const [etcdClient, etcdPeer, securePort] = await freePorts(3);
+    const etcdUrl = `http://127.0.0.1:${etcdClient}`;
+    const peerUrl = `http://127.0.0.1:${etcdPeer}`;
+    const etcd = new ControlPlaneProcess(
+      'etcd',
+      path.join(bin, 'etcd'),
+      [
+        `--data-dir=${path.join(dir, `etcd-${attempt}`)}`,
+        `--listen-client-urls=${etcdUrl}`,
+        `--advertise-client-urls=${etcdUrl}`,
+        `--listen-peer-urls=${peerUrl}`,
+        `--initial-advertise-peer-urls=${peerUrl}`,
+        `--initial-cluster=default=${peerUrl}`,
+        // Test data is thrown away: no fsync makes writes much faster.
+        '--unsafe-no-fsync=true',
+        ...this.options.etcdArgs,
+      ],
+      path.join(dir, 'etcd.log'),
+      this.guard,
+    );
+    this.processes.push(etcd);
+    const certDir = path.join(dir, 'certs');
+    const apiServer = new ControlPlaneProcess(
+      'kube-apiserver',
+      path.join(bin, 'kube-apiserver'),
+      [
+        `--etcd-servers=${etcdUrl}`,
+        `--cert-dir=${certDir}`,
+        `--secure-port=${securePort}`,
+        '--bind-address=127.0.0.1',
+        // Also puts 127.0.0.1 into the self-signed serving certificate.
+        '--advertise-address=127.0.0.1',
+        '--service-cluster-ip-range=10.0.0.0/24',
+        '--allow-privileged=true',
+        '--authorization-mode=RBAC',
+        `--token-auth-file=${path.join(dir, 'token.csv')}`,
+        '--service-account-issuer=https://localhost',
+        `--service-account-key-file=${path.join(dir, 'sa.pub')}`,
+        `--service-account-signing-key-file=${path.join(dir, 'sa.key')}`,
+        // As Go's envtest: no controller-manager creates the default ServiceAccount, so pods would be refused.
+        '--disable-admission-plugins=ServiceAccount',
+        ...this.options.apiServerArgs,
+      ],
+      path.join(dir, 'kube-apiserver.log'),
+      this.guard,
+    );
+    this.processes.push(apiServer);
+
+    this.server = `https://127.0.0.1:${securePort}`;
+    const ca = await waitReady(
+      this.server,
+      path.join(certDir, 'apiserver.crt'),
+      this.token,
+      this.processes,
+      this.startedAt + startTimeoutMs,
+    );
+    const kubeconfig = {
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [
+        {
+          name: 'envtest',
+          cluster: { server: this.server, 'certificate-authority-data': ca.toString('base64') },
+        },
+      ],
+      users: [{ name: 'envtest-admin', user: { token: this.token } }],
+      contexts: [{ name: 'envtest', context: { cluster: 'envtest', user: 'envtest-admin' } }],
+      'current-context': 'envtest',
+    };
+    const text = JSON.stringify(kubeconfig, null, 2);
+    writeFileSync(path.join(dir, 'kubeconfig'), text, { mode: 0o600 });
+    this.kubeConfig = new KubeConfig();
+    this.kubeConfig.loadFromString(text);
+  }
+
+  handle(): Envtest {
+    const [etcd, apiServer] = this.processes.slice(-2);
+    return {
+      kubeConfig: this.kubeConfig,
+      kubeconfigPath: path.join(this.directory, 'kubeconfig'),
+      server: this.server,
+      directory: this.directory,
+      pids: { etcd: etcd?.pid ?? 0, apiServer: apiServer?.pid ?? 0, guard: this.guard.pid ?? 0 },
+      stop: () => this.stop(),
+    };
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      try {
+        // The apiserver first, so it does not spend its shutdown retrying a vanished etcd.
+        for (const p of [...this.processes].reverse()) await p.stop(this.options.stopTimeoutMs);
+        removeDirectory(this.directory);
+        this.guard.release();
+      } finally {
+        unregister(this);
+      }
+    })();
+    return this.stopping;
+  }
+
+  async cleanupSoon(): Promise<void> {
+    for (const p of this.processes) p.killNow();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(this.processes.map((p) => p.waitExit())),
+      new Promise((resolve) => (timer = setTimeout(resolve, 2_000))),
+    ]);
+    clearTimeout(timer);
+    this.cleanupNow();
+  }
+
+  cleanupNow(): void {
+    for (const p of this.processes) p.killNow();
+    try {
+      removeDirectory(this.directory);
+    } catch {
+      // The guard removes it once the processes are gone.
+    }
+  }
+}
+
+/** `count` distinct free TCP ports on 127.0.0.1, held open together so they differ. */
+async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
+          const server = createServer();
+          server.once('error', reject).listen(0, '127.0.0.1', () => resolve(server));
+        }),
+    ),
+  );
+  const ports = servers.map((server) => (server.address() as { port: number }).port);
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  return ports;
+}
+
+/**
+ * Polls `/readyz` until it answers `ok`, verifying TLS with the certificate the apiserver wrote into its
+ * cert dir. Returns that certificate (the CA for the kubeconfig). Fails early when a process exits.
+ */
+async function waitReady(
+  server: string,
+  certFile: string,
+  token: string,
+  processes: readonly ControlPlaneProcess[],
+  deadline: number,
+): Promise<Buffer> {
+  let last = 'no answer yet';
+  for (;;) {
+    for (const p of processes) {
+      if (p.exitStatus !== undefined) {
+        throw new Error(
+          `${p.name} exited (${p.exitStatus}) before the apiserver was ready; last lines of ${p.logFile}:\n${p.logTail()}`,
+        );
+      }
+    }
+    let ca: Buffer | undefined;
+    try {
+      ca = readFileSync(certFile);
+    } catch {
+      // not written yet
+    }
+    if (ca) {
+      try {
+        const { status, body } = await get(`${server}/readyz`, ca, token);
+        if (status === 200 && body.trim() === 'ok') return ca;
+        last = `/readyz answered ${status}: ${body.trim().split('\n').slice(-3).join(' ')}`;
+      } catch (error) {
+        last = (error as Error).message;
+      }
+    }
+    if (Date.now() > deadline) {
+      const apiServer = processes.find((p) => p.name === 'kube-apiserver');
+      throw new Error(
+        `kube-apiserver was not ready in time (${last}); last lines of its log:\n${apiServer?.logTail() ?? ''}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function get(url: string, ca: Buffer, token: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { ca, headers: { Authorization: `Bearer ${token}` }, timeout: 2_000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', reject);
+    req.end();
+  });
+}

@@ -1,0 +1,68 @@
+/** `kubesmith envtest`: makes sure etcd, kube-apiserver and kubectl exist for tests, and prints where. */
+import type { Command } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
+import type { CommandContext } from './main.js';
+
+interface EnvtestFlags {
+  k8sVersion?: string;
+  binDir?: string;
+  print: 'path' | 'env';
+}
+
+// Kept here rather than imported from ../envtest so `kubesmith --help` loads nothing of it.
+const DEFAULT_VERSION = '1.36.3';
+
+function parseVersion(value: string): string {
+  if (!/^v?\d+\.\d+\.\d+$/.test(value)) throw new InvalidArgumentError('expected a version like 1.36.3.');
+  return value.replace(/^v/, '');
+}
+
+export function registerEnvtest(program: Command, contextFor: (command: Command) => CommandContext): void {
+  program
+    .command('envtest')
+    .description('provide etcd, kube-apiserver and kubectl for integration tests, and print where they are')
+    .option(
+      '--k8s-version <version>',
+      `Kubernetes version of the binaries (default: ${DEFAULT_VERSION})`,
+      parseVersion,
+    )
+    .option(
+      '--bin-dir <dir>',
+      'cache directory; the binaries go to <dir>/<version> (default: $XDG_CACHE_HOME/kubesmith/envtest)',
+    )
+    .addOption(
+      new Option('--print <what>', 'print the directory (path) or a shell line (env)')
+        .choices(['path', 'env'])
+        .default('path'),
+    )
+    .addHelpText(
+      'after',
+      `
+Looks in KUBEBUILDER_ASSETS first (binaries from setup-envtest work), then in the per-version cache,
+and otherwise builds the binaries from Go modules when go is on PATH (a few minutes, once).
+
+Examples:
+  $ kubesmith envtest
+  $ eval "$(kubesmith envtest --print env)"
+  $ kubesmith envtest --k8s-version 1.34.2 --bin-dir .envtest`,
+    )
+    .action(async (flags: EnvtestFlags, command: Command) => {
+      const { out, cwd } = contextFor(command);
+      const path = await import('node:path');
+      const { ensureEnvtestBinaries } = await import('../envtest/index.js');
+      const result = await ensureEnvtestBinaries({
+        version: flags.k8sVersion ?? DEFAULT_VERSION,
+        ...(flags.binDir !== undefined ? { binDir: path.resolve(cwd, flags.binDir) } : {}),
+        progress: (line) => out.info(line),
+        detail: (line) => out.debug(line),
+      });
+      out.debug(`envtest binaries from ${result.source}: ${result.dir}`);
+      out.print(flags.print === 'env' ? `export KUBEBUILDER_ASSETS=${shellQuote(result.dir)}` : result.dir);
+      out.result({ command: 'envtest', ok: true, ...result });
+    });
+}
+
+/** Quotes a path for a POSIX shell only when it needs it. */
+function shellQuote(value: string): string {
+  return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}

@@ -1,0 +1,201 @@
+/**
+ * Builds etcd, kube-apiserver and kubectl from Go modules (KUBERNETES.md, "What can be built").
+ *
+ * `k8s.io/kubernetes` cannot be required as it is: its go.mod replaces every `k8s.io/*` staging module with
+ * a local path, and replaces only apply in the main module. So each build runs in a small consumer module
+ * that requires the upstream module and replaces each staging module with its published `v0.X.Y` release.
+ * etcd's server module carries local replaces too, and is built from its own consumer module.
+ */
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { KubesmithError } from '../errors.js';
+import { buildFailed } from './messages.js';
+import type { K8sRelease } from './versions.js';
+
+export interface BuildRequest {
+  release: K8sRelease;
+  /** An empty directory that receives `etcd`, `kube-apiserver` and `kubectl`. */
+  outDir: string;
+  /** The `go` executable. */
+  go: string;
+  env: NodeJS.ProcessEnv;
+  /** One line per step, for people (stderr). */
+  progress: (line: string) => void;
+  /** Go's own output (`go: downloading ...`), shown with --verbose. */
+  detail?: (line: string) => void;
+}
+
+/** Builds the three binaries into `request.outDir`. Temporary module directories are removed afterwards. */
+export async function buildFromGoModules(request: BuildRequest): Promise<void> {
+  const { release, go, progress } = request;
+  const work = await mkdtemp(path.join(os.tmpdir(), 'kubesmith-envtest-build-'));
+  try {
+    const goVersion = (await runGo(request, work, ['env', 'GOVERSION'], 'checking the Go version')).trim();
+    const goLine = /^go(\d+\.\d+)/.exec(goVersion)?.[1] ?? '1.24';
+    progress(`building Kubernetes ${release.version} test binaries with ${goVersion} (${go})`);
+
+    const k8sDir = path.join(work, 'kubernetes');
+    await mkdir(k8sDir);
+    const k8s = `v${release.version}`;
+    progress(`downloading k8s.io/kubernetes ${k8s}`);
+    const info = JSON.parse(
+      await runGo(
+        request,
+        k8sDir,
+        ['mod', 'download', '-json', `k8s.io/kubernetes@${k8s}`],
+        'downloading k8s.io/kubernetes',
+      ),
+    ) as { GoMod?: string; Error?: string };
+    if (!info.GoMod) throw failure('downloading k8s.io/kubernetes', info.Error ?? 'no go.mod in the answer');
+    const staging = stagingModules(await readFile(info.GoMod, 'utf8'));
+    const stagingVersion = `v0.${release.minor}.${release.version.split('.')[2]}`;
+    await writeFile(
+      path.join(k8sDir, 'go.mod'),
+      [
+        'module kubesmith.local/envtest/kubernetes',
+        '',
+        `go ${goLine}`,
+        '',
+        `require k8s.io/kubernetes ${k8s}`,
+        '',
+        ...staging.map((m) => `replace ${m} => ${m} ${stagingVersion}`),
+        '',
+      ].join('\n'),
+    );
+    const buildDate = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    const stamp = (pkg: string): string[] => [
+      `-X ${pkg}.gitVersion=${k8s}`,
+      `-X ${pkg}.gitMajor=${release.major}`,
+      `-X ${pkg}.gitMinor=${release.minor}`,
+      `-X ${pkg}.gitTreeState=clean`,
+      `-X ${pkg}.buildDate=${buildDate}`,
+    ];
+    // kube-apiserver and kubectl read component-base's stamps; client-go keeps a copy for user agents.
+    const k8sLdflags = [
+      '-s',
+      '-w',
+      ...stamp('k8s.io/component-base/version'),
+      ...stamp('k8s.io/client-go/pkg/version'),
+    ];
+    progress(`building kube-apiserver and kubectl ${k8s} (the longest step: a few minutes on a cold cache)`);
+    await runGo(
+      request,
+      k8sDir,
+      [
+        'build',
+        '-trimpath',
+        '-ldflags',
+        k8sLdflags.join(' '),
+        '-o',
+        request.outDir + path.sep,
+        'k8s.io/kubernetes/cmd/kube-apiserver',
+        'k8s.io/kubernetes/cmd/kubectl',
+      ],
+      'building kube-apiserver and kubectl',
+    );
+
+    const etcdDir = path.join(work, 'etcd');
+    await mkdir(etcdDir);
+    const etcd = `v${release.etcd}`;
+    await writeFile(
+      path.join(etcdDir, 'go.mod'),
+      [
+        'module kubesmith.local/envtest/etcd',
+        '',
+        `go ${goLine}`,
+        '',
+        `require go.etcd.io/etcd/server/v3 ${etcd}`,
+        '',
+      ].join('\n'),
+    );
+    progress(`building etcd ${etcd}`);
+    await runGo(
+      request,
+      etcdDir,
+      [
+        'build',
+        '-trimpath',
+        '-ldflags',
+        `-s -w -X go.etcd.io/etcd/api/v3/version.Version=${release.etcd} -X go.etcd.io/etcd/api/v3/version.GitSHA=${etcd}`,
+        '-o',
+        path.join(request.outDir, 'etcd'),
+        // The module root of go.etcd.io/etcd/server/v3 is etcd's main package.
+        'go.etcd.io/etcd/server/v3',
+      ],
+      'building etcd',
+    );
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+/** The module paths that a k8s.io/kubernetes go.mod replaces with `./staging/...` directories. */
+export function stagingModules(goMod: string): string[] {
+  const modules = new Set<string>();
+  // Inside a `replace (...)` block: `k8s.io/api => ./staging/src/k8s.io/api`; alone: `replace k8s.io/api => ...`.
+  for (const line of goMod.split('\n')) {
+    const match = /^\s*(?:replace\s+)?([^\s(]+)(?:\s+v\S+)?\s+=>\s+\.\/staging\//.exec(line);
+    if (match?.[1]) modules.add(match[1]);
+  }
+  return [...modules].sort();
+}
+
+function failure(step: string, detail: string): KubesmithError {
+  const { message, hint } = buildFailed(step, detail);
+  return new KubesmithError(message, { hint });
+}
+
+/**
+ * Runs `go` in `cwd` and returns its stdout. Go's stderr goes to `detail` line by line; a heartbeat line
+ * every 30 s shows a long download or compile is alive. On failure the error carries Go's last lines.
+ */
+function runGo(request: BuildRequest, cwd: string, args: string[], step: string): Promise<string> {
+  const env: NodeJS.ProcessEnv = {
+    ...request.env,
+    // The consumer module resolves what it needs; the user's GOFLAGS (-mod=vendor) or go.work must not apply.
+    GOFLAGS: '-mod=mod',
+    GOWORK: 'off',
+    GO111MODULE: 'on',
+    // Static binaries, as Kubernetes releases them; no C toolchain needed.
+    CGO_ENABLED: '0',
+  };
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const child = spawn(request.go, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    const tail: string[] = [];
+    let partial = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      const lines = (partial + chunk).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) {
+        request.detail?.(line);
+        tail.push(line);
+        if (tail.length > 20) tail.shift();
+      }
+    });
+    const heartbeat = setInterval(
+      () => request.progress(`  still ${step} (${Math.round((Date.now() - started) / 1000)} s)`),
+      30_000,
+    );
+    child.on('error', (error) => {
+      clearInterval(heartbeat);
+      reject(failure(step, error.message));
+    });
+    child.on('close', (code, signal) => {
+      clearInterval(heartbeat);
+      if (partial) tail.push(partial);
+      if (code === 0) resolve(stdout);
+      else
+        reject(
+          failure(
+            step,
+            `go ${args[0]} exited with ${signal ?? code}\n${tail.filter(Boolean).join('\n') || stdout}`,
+          ),
+        );
+    });
+  });
+}

@@ -1,0 +1,49 @@
+/**
+ * The Kubernetes versions `kubesmith envtest` can provide, and the etcd release each one is tested with.
+ * Only versions verified end to end on a kube-apiserver built from Go modules are listed (KUBERNETES.md).
+ */
+import { KubesmithError } from '../errors.js';
+import { unsupportedVersion } from './messages.js';
+
+/** The version used when none is asked for: the newest verified one. */
+export const DEFAULT_K8S_VERSION = '1.36.3';
+
+/** The three binaries of a test control plane, named as Go's envtest (setup-envtest) names them. */
+export const BINARIES = ['etcd', 'kube-apiserver', 'kubectl'] as const;
+export type BinaryName = (typeof BINARIES)[number];
+
+/** Per Kubernetes minor version: the etcd release it ships with, and the patch release we verified. */
+const RELEASES: Readonly<Record<string, { etcd: string; verified: string }>> = {
+  '1.36': { etcd: '3.6.16', verified: '1.36.3' },
+  '1.34': { etcd: '3.5.21', verified: '1.34.2' },
+};
+
+export interface K8sRelease {
+  /** `1.36.3`: no leading `v`. */
+  version: string;
+  major: number;
+  minor: number;
+  /** The etcd version built alongside, without a leading `v`. */
+  etcd: string;
+}
+
+/** Parses `1.36.3` or `v1.36.3`; throws a KubesmithError listing the supported versions otherwise. */
+export function resolveRelease(requested: string = DEFAULT_K8S_VERSION): K8sRelease {
+  const match = /^v?(\d+)\.(\d+)\.(\d+)$/.exec(requested.trim());
+  const release = match ? RELEASES[`${match[1]}.${match[2]}`] : undefined;
+  if (!match || !release) {
+    const { message, hint } = unsupportedVersion(requested, supportedVersions());
+    throw new KubesmithError(message, { hint });
+  }
+  return {
+    version: `${match[1]}.${match[2]}.${match[3]}`,
+    major: Number(match[1]),
+    minor: Number(match[2]),
+    etcd: release.etcd,
+  };
+}
+
+/** `1.36.x (verified: 1.36.3)` ..., newest first, for messages and --help. */
+export function supportedVersions(): string[] {
+  return Object.entries(RELEASES).map(([minor, r]) => `${minor}.x (verified: ${r.verified}, etcd ${r.etcd})`);
+}

@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest';
+import { celProblem, re2Problem, valueProblems } from './checks.js';
+
+describe('re2Problem', () => {
+  // Each verdict checked against Go 1.26's regexp.Compile (what the apiserver uses).
+  it.each([
+    ['^(?=.*[a-z]).+$', /lookahead/],
+    ['^(?!a)b$', /lookahead/],
+    ['^(?<!x)y$', /lookbehind/],
+    ['^(?<=x)y$', /lookbehind/],
+    ['^(a)\\1$', /backreferences/],
+    ['(?<n>a)\\k<n>', /named backreferences/],
+    ['^\\u0041+$', /\\u is not supported.*\\x\{41\}/],
+    ['^a++$', /possessive/],
+    ['a{2}+', /possessive/],
+    ['^(?>ab)$', /atomic/],
+    ['\\Z', /\\Z/],
+    ['\\8', /\\8/],
+    ['[\\b]', /\\b/],
+    ['(a', /does not compile/],
+  ])('rejects %s', (pattern, message) => {
+    expect(re2Problem(pattern)).toMatch(message);
+  });
+
+  it.each([
+    '^[a-z]\\-x$',
+    '\\12',
+    '\\0',
+    '(?<name>x)',
+    '(?P<name>x)',
+    '[\\]]',
+    '[^]a]',
+    'a+?',
+    'a*?b??',
+    '\\x{41}',
+    '\\pL\\p{Greek}',
+    '^(\\S+ ){4}\\S+$',
+    '\\Qa+(b\\E',
+    '[(?=]',
+    '(?i)abc(?s:.)',
+    '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
+  ])('accepts %s', (pattern) => {
+    expect(re2Problem(pattern)).toBeUndefined();
+  });
+});
+
+describe('celProblem', () => {
+  it.each([
+    'self.a > 0',
+    "self in ['fast', 'slow']",
+    '!oldSelf.hasValue() || self >= oldSelf.value()',
+    "'unknown mode ' + self",
+    '"a)b" == self',
+    "r'\\d' == self",
+    "'''multi\nline''' == self",
+    'self.all(x, x.matches("^[a-z]+$"))',
+    '{"a": 1}["a"] == 1',
+  ])('accepts %s', (rule) => {
+    expect(celProblem(rule)).toBeUndefined();
+  });
+
+  it.each([
+    ['', /empty/],
+    ['  ', /empty/],
+    ['self.size() > (1', /leaves \( unclosed/],
+    ['self[0]] == 1', /unbalanced \]/],
+    ["'was + oldSelf", /unterminated string/],
+    ['"a\nb" == self', /unterminated string/],
+    ['(self.a]', /unbalanced \]/],
+  ])('rejects %j', (rule, message) => {
+    expect(celProblem(rule)).toMatch(message);
+  });
+});
+
+describe('valueProblems', () => {
+  it('accepts values that validate', () => {
+    expect(valueProblems(3, { type: 'integer', minimum: 1, maximum: 5 })).toEqual([]);
+    expect(valueProblems(2, { type: 'number', multipleOf: 0.5 })).toEqual([]);
+    expect(valueProblems('80', { 'x-kubernetes-int-or-string': true })).toEqual([]);
+    expect(valueProblems(null, { type: 'string', nullable: true })).toEqual([]);
+    expect(
+      valueProblems(
+        { a: 1 },
+        {
+          type: 'object',
+          properties: { a: { type: 'integer' }, b: { type: 'string', default: 'x' } },
+          required: ['a', 'b'],
+        },
+      ),
+    ).toEqual([]);
+    expect(
+      valueProblems({ free: { x: 1 } }, { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }),
+    ).toEqual([]);
+  });
+
+  it('names each problem with its path inside the value', () => {
+    expect(valueProblems(0, { type: 'integer', minimum: 0, exclusiveMinimum: true })).toEqual([
+      '0 is below the minimum 0 (exclusive)',
+    ]);
+    expect(valueProblems('ab', { type: 'string', minLength: 3, pattern: '^[0-9]+$' })).toEqual([
+      '"ab" is shorter than 3 characters',
+      '"ab" does not match the pattern ^[0-9]+$',
+    ]);
+    expect(valueProblems([1, 'x'], { type: 'array', maxItems: 1, items: { type: 'integer' } })).toEqual([
+      '[1,"x"] has more than 1 item',
+      '"x" at [1] is a string, but the field is an integer',
+    ]);
+    expect(
+      valueProblems({}, { type: 'object', required: ['name'], properties: { name: { type: 'string' } } }),
+    ).toEqual(['{} lacks the required property name']);
+    expect(valueProblems('c', { type: 'string', enum: ['a', 'b'] })).toEqual([
+      '"c" is not one of the allowed values "a", "b"',
+    ]);
+    expect(valueProblems(null, { type: 'string' })).toEqual([
+      'null is not allowed (the field is not nullable)',
+    ]);
+    expect(valueProblems(7, { type: 'integer', multipleOf: 5 })).toEqual(['7 is not a multiple of 5']);
+  });
+});
