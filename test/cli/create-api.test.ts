@@ -43,6 +43,7 @@ describe('kubesmith create api', () => {
       'src/api/webapp/v1/guestbook.types.ts',
       'src/controllers/guestbook.controller.ts',
       'test/controllers/guestbook.controller.test.ts',
+      'test/controllers/guestbook.controller.integration.test.ts',
       'config/samples/webapp_v1_guestbook.yaml',
       'config/rbac/guestbook_admin_role.yaml',
       'config/rbac/guestbook_editor_role.yaml',

@@ -122,9 +122,12 @@ describe('quick start through npx', () => {
         expect(result.exitCode, `npm run ${script}\n${output[script]}`).toBe(0);
       }
       expect(existsSync(path.join(project, 'dist/main.js'))).toBe(true);
-      // The scaffolded controller tests ran, against the packed runtime's FakeClient.
+      // The scaffolded controller tests ran, against the packed runtime's FakeClient, and the integration
+      // test against a real kube-apiserver (npm test provisions the envtest binaries before this test).
       expect(output['test']).toMatch(/guestbook\.controller\.test\.ts/);
       expect(output['test']).toMatch(/pod\.controller\.test\.ts/);
+      expect(output['test']).toMatch(/✓ .*reconciles the sample: it becomes Available/);
+      expect(output['test']).not.toMatch(/skipping the envtest tests/);
       // create api generated the manifests, so the CI check of the generated project passes.
       const check = await sh(project, 'npx', ['kubesmith', 'manifests', '--check']);
       expect(check.exitCode, String(check.all)).toBe(0);
@@ -133,6 +136,21 @@ describe('quick start through npx', () => {
       );
     },
     5 * MINUTES,
+  );
+
+  it(
+    'without envtest binaries, the integration test is skipped with one clear line',
+    async () => {
+      const empty = path.join(work, 'no-binaries');
+      await mkdir(empty, { recursive: true });
+      const result = await sh(project, 'npm', ['test'], {
+        env: { ...env, KUBEBUILDER_ASSETS: empty, XDG_CACHE_HOME: empty },
+      });
+      expect(result.exitCode, String(result.all)).toBe(0);
+      expect(String(result.all)).toMatch(/skipping the envtest tests: no etcd and kube-apiserver found/);
+      expect(String(result.all)).toMatch(/1 skipped/);
+    },
+    2 * MINUTES,
   );
 
   it(
