@@ -45,17 +45,36 @@ Examples:
     )
     .action(async (flags: ManifestsFlags, command: Command) => {
       const { out, cwd } = contextFor(command);
-      // ts-morph loads only here, so other commands stay fast.
-      const { generateManifests, findProjectRoot, formatDiagnostic, isError } =
-        await import('../manifests/index.js');
-      const { root } = findProjectRoot(cwd);
-      const { files, diagnostics } = await generateManifests({
-        root,
+      const { requireProjectRoot } = await import('../project/find.js');
+      const root = requireProjectRoot(cwd);
+      const options = {
         crd: flags.crd,
         rbac: flags.rbac,
         webhook: flags.webhook,
         ...(flags.maxDescLen !== undefined ? { maxDescLen: flags.maxDescLen } : {}),
-      });
+      };
+      // Unchanged inputs and outputs: nothing to generate, and ts-morph is never loaded.
+      const stamp = await import('../manifests/stamp.js');
+      const current = flags.stdout ? undefined : await stamp.fingerprint(root, options);
+      const cached = current === undefined ? undefined : await stamp.upToDateOutputs(root, current);
+      if (cached) {
+        if (flags.check)
+          out.info(`manifests are up to date (${cached.length} file${cached.length === 1 ? '' : 's'})`);
+        else for (const file of cached) out.info(`${out.style('dim', 'unchanged'.padEnd(9))} ${file}`);
+        out.result({
+          command: 'manifests',
+          ok: true,
+          ...(flags.check
+            ? { stale: [] }
+            : { files: cached.map((file) => ({ path: file, status: 'unchanged' })) }),
+          diagnostics: [],
+          cached: true,
+        });
+        return;
+      }
+      // ts-morph loads only here, so other commands stay fast.
+      const { generateManifests, formatDiagnostic, isError } = await import('../manifests/index.js');
+      const { files, diagnostics } = await generateManifests({ root, ...options });
       const shown = diagnostics.map((d) => ({
         ...d,
         file: path.relative(cwd, path.join(root, d.file)) || d.file,
@@ -84,6 +103,7 @@ Examples:
           diagnostics: shown,
         });
         if (stale.length === 0) {
+          if (current) await stamp.saveStamp(root, current, files);
           out.info(`manifests are up to date (${files.length} file${files.length === 1 ? '' : 's'})`);
           return;
         }
@@ -94,6 +114,7 @@ Examples:
         );
       }
       const statuses = await writeFilesAtomically(root, files);
+      if (current) await stamp.saveStamp(root, current, files);
       for (const s of statuses)
         out.info(`${out.style(s.status === 'unchanged' ? 'dim' : 'green', s.status.padEnd(9))} ${s.path}`);
       out.result({ command: 'manifests', ok: true, files: statuses, diagnostics: shown });

@@ -61,6 +61,17 @@ const COMPILER_OPTIONS: ts.CompilerOptions = {
   strict: true,
   skipLibCheck: true,
   noEmit: true,
+  lib: ['lib.es2023.d.ts'],
+  types: [],
+};
+
+/**
+ * Over the project's tsconfig: API types need the ECMAScript library (Array, Record, Partial...), never the
+ * DOM or @types/node, which are most of what a program loads; leaving them out halves the generator's time.
+ */
+const GENERATOR_OPTIONS: ts.CompilerOptions = {
+  noEmit: true,
+  lib: ['lib.es2023.d.ts'],
   types: [],
 };
 
@@ -70,7 +81,7 @@ export function createContext(root: string): ManifestContext {
     ? new Project({
         tsConfigFilePath: tsconfig,
         skipAddingFilesFromTsConfig: true,
-        compilerOptions: { noEmit: true },
+        compilerOptions: GENERATOR_OPTIONS,
       })
     : new Project({ compilerOptions: COMPILER_OPTIONS });
   const srcDir = path.join(root, 'src');

@@ -24,7 +24,8 @@ export function findProjectRoot(cwd: string): string | undefined {
   }
 }
 
-export async function loadProject(cwd: string): Promise<LoadedProject> {
+/** The project root, or the error every command but init gives outside a project. */
+export function requireProjectRoot(cwd: string): string {
   const root = findProjectRoot(cwd);
   if (root === undefined) {
     throw new KubesmithError(
@@ -34,6 +35,11 @@ export async function loadProject(cwd: string): Promise<LoadedProject> {
       },
     );
   }
+  return root;
+}
+
+export async function loadProject(cwd: string): Promise<LoadedProject> {
+  const root = requireProjectRoot(cwd);
   const file = path.join(root, PROJECT_FILE);
   const text = await readFile(file, 'utf8');
   return { root, config: parseProject(text, file), text };

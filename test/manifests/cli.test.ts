@@ -86,9 +86,9 @@ describe('kubesmith manifests', () => {
     const result = await run(dir, 'manifests');
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(
-      `error: not in a kubesmith project (no PROJECT file in ${dir} or its parents)`,
+      `error: not in a kubesmith project: no PROJECT file in ${dir} or its parents`,
     );
-    expect(result.stderr).toContain('hint: run kubesmith init first');
+    expect(result.stderr).toContain('hint: run `kubesmith init --domain <domain>` first, or cd into your project');
   });
 
   it('--max-desc-len 0 drops descriptions; a bad value is a usage error', async () => {
