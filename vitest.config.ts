@@ -7,6 +7,7 @@ export default defineConfig({
       'test/**/*.test.ts',
       'runtime/src/**/*.test.ts',
       'runtime/test/**/*.test.ts',
+      'examples/*/test/**/*.test.ts',
     ],
     exclude: ['**/node_modules/**', '**/dist/**', 'test/fixtures/**'],
     testTimeout: 20_000,
