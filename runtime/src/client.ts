@@ -18,6 +18,11 @@ export interface ListOptions {
   labelSelector?: string;
   /** `metadata.name=x,status.phase=Running` */
   fieldSelector?: string;
+  /**
+   * The list is read in pages of this many objects (the API's `limit` and `continue`); every page is
+   * returned. Default: 500.
+   */
+  pageSize?: number;
 }
 
 export interface DeleteOptions {
@@ -90,7 +95,7 @@ export class HttpClient implements Client {
       const query = new URLSearchParams();
       if (options.labelSelector) query.set('labelSelector', options.labelSelector);
       if (options.fieldSelector) query.set('fieldSelector', options.fieldSelector);
-      query.set('limit', '500');
+      query.set('limit', String(options.pageSize ?? 500));
       if (continueToken) query.set('continue', continueToken);
       const page = await this.request<{ items: T[]; metadata?: { continue?: string } }>(
         'GET',
