@@ -104,8 +104,38 @@ export interface WorkQueueOptions {
   metrics?: QueueMetrics;
 }
 
+/** A FIFO with O(1) push and shift (Array#shift is O(n) for long arrays: a backlog would go quadratic). */
+class Fifo<T> {
+  private items: T[] = [];
+  private head = 0;
+
+  get length(): number {
+    return this.items.length - this.head;
+  }
+
+  push(item: T): void {
+    this.items.push(item);
+  }
+
+  shift(): T | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const item = this.items[this.head++];
+    // Drop the consumed prefix once it is half of the array, so memory stays proportional to the backlog.
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return item;
+  }
+
+  clear(): void {
+    this.items = [];
+    this.head = 0;
+  }
+}
+
 export class WorkQueue {
-  private readonly queue: string[] = [];
+  private readonly queue = new Fifo<string>();
   /** Keys waiting to be processed (in `queue`, or to be queued when their worker is done). */
   private readonly dirty = new Set<string>();
   private readonly processing = new Set<string>();
@@ -195,7 +225,7 @@ export class WorkQueue {
     this.shuttingDown = true;
     for (const { handle } of this.delayed.values()) this.clock.clearTimeout(handle);
     this.delayed.clear();
-    this.queue.length = 0;
+    this.queue.clear();
     this.dirty.clear();
     for (const resolve of this.waiters.splice(0)) resolve(undefined);
   }

@@ -63,6 +63,17 @@ describe('WorkQueue', () => {
     expect(await queue.get()).toBe('a');
   });
 
+  it('keeps first-in first-out order through a long backlog', async () => {
+    const queue = new WorkQueue();
+    const keys = Array.from({ length: 5000 }, (_, i) => `k${i}`);
+    for (const key of keys.slice(0, 3000)) queue.add(key);
+    const taken: string[] = [];
+    for (let i = 0; i < 2500; i++) taken.push((await queue.get())!);
+    for (const key of keys.slice(3000)) queue.add(key);
+    while (queue.length > 0) taken.push((await queue.get())!);
+    expect(taken).toEqual(keys);
+  });
+
   it('hands keys to workers that were waiting', async () => {
     const queue = new WorkQueue();
     const waiting = queue.get();

@@ -1,0 +1,62 @@
+/**
+ * One measurement of the runtime, in a process of its own so that its memory figures are its own: a
+ * manager with a no-op controller for the Widget kind, against the API server of KUBECONFIG.
+ * Prints JSON: ms to a synced cache, ms until every object was reconciled once, and memory.
+ */
+import { performance } from 'node:perf_hooks';
+import { KubeConfig } from '@kubernetes/client-node';
+import { controllerManagedBy, createLogger, groupVersion, Manager } from '@kubesmith/runtime';
+
+const [kubeconfigPath, countText] = process.argv.slice(2);
+const count = Number(countText);
+const Widget = groupVersion('bench.example.com', 'v1').kind('Widget', { plural: 'widgets' });
+
+const kubeConfig = new KubeConfig();
+kubeConfig.loadFromFile(kubeconfigPath);
+globalThis.gc?.();
+const idle = process.memoryUsage();
+
+const seen = new Set();
+let allSeen;
+const reconciledAll = new Promise((resolve) => (allSeen = resolve));
+const mgr = Manager.create({
+  kubeConfig,
+  metricsBindAddress: '0',
+  healthProbeBindAddress: '0',
+  handleSignals: false,
+  logger: createLogger({ level: 'error' }),
+});
+const started = performance.now();
+let firstReconcile;
+
+controllerManagedBy(mgr)
+  .for(Widget)
+  .withOptions({ maxConcurrentReconciles: 4 })
+  .complete({
+    reconcile: async (request) => {
+      firstReconcile ??= performance.now();
+      seen.add(`${request.namespace}/${request.name}`);
+      if (seen.size === count) allSeen();
+    },
+  });
+const running = mgr.start();
+await mgr.ready();
+const synced = performance.now();
+await reconciledAll;
+const reconciled = performance.now();
+globalThis.gc?.();
+const loaded = process.memoryUsage();
+await mgr.stop();
+await running;
+process.stdout.write(
+  `${JSON.stringify({
+    count,
+    syncMs: synced - started,
+    reconcileAllMs: reconciled - started,
+    drainMs: reconciled - (firstReconcile ?? synced),
+    rssIdleMiB: idle.rss / 2 ** 20,
+    rssLoadedMiB: loaded.rss / 2 ** 20,
+    heapIdleMiB: idle.heapUsed / 2 ** 20,
+    heapLoadedMiB: loaded.heapUsed / 2 ** 20,
+  })}\n`,
+);
