@@ -88,7 +88,9 @@ describe('kubesmith manifests', () => {
     expect(result.stderr).toContain(
       `error: not in a kubesmith project: no PROJECT file in ${dir} or its parents`,
     );
-    expect(result.stderr).toContain('hint: run `kubesmith init --domain <domain>` first, or cd into your project');
+    expect(result.stderr).toContain(
+      'hint: run `kubesmith init --domain <domain>` first, or cd into your project',
+    );
   });
 
   it('--max-desc-len 0 drops descriptions; a bad value is a usage error', async () => {
