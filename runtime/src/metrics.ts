@@ -1,6 +1,7 @@
 /**
  * Prometheus metrics with controller-runtime's series names, in the text exposition format. Small on
- * purpose: counters, gauges and a histogram are all an operator's /metrics needs.
+ * purpose: counters, gauges and histograms are all an operator's /metrics needs. Every reconcile updates
+ * several series, so label sets are turned into their text once and cached, never per update.
  */
 type Labels = Record<string, string>;
 
@@ -10,65 +11,90 @@ function labelText(labels: Labels): string {
   return `{${entries.map(([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(',')}}`;
 }
 
+interface Histogram {
+  labels: Labels;
+  counts: number[];
+  sum: number;
+  count: number;
+}
+
 interface Series {
   help: string;
   type: 'counter' | 'gauge' | 'histogram';
+  /** Counters and gauges: label text -> value. */
   values: Map<string, number>;
-  buckets?: number[];
+  /** Histograms: label text -> buckets. */
+  histograms: Map<string, Histogram>;
+  buckets: number[];
 }
 
 export class Metrics {
   private readonly series = new Map<string, Series>();
+  /** Label sets seen before, by a cheap key, with their text. */
+  private readonly labelCache = new Map<string, string>();
 
-  private get(name: string, help: string, type: Series['type'], buckets?: number[]): Series {
+  private get(name: string, help: string, type: Series['type'], buckets: number[] = []): Series {
     let series = this.series.get(name);
     if (!series) {
-      series = { help, type, values: new Map(), ...(buckets ? { buckets } : {}) };
+      series = { help, type, values: new Map(), histograms: new Map(), buckets };
       this.series.set(name, series);
     }
     return series;
   }
 
+  private text(labels: Labels): string {
+    let key = '';
+    for (const name in labels) key += `${name}\u0000${labels[name]}\u0001`;
+    let text = this.labelCache.get(key);
+    if (text === undefined) {
+      text = labelText(labels);
+      this.labelCache.set(key, text);
+    }
+    return text;
+  }
+
   inc(name: string, help: string, labels: Labels = {}, by = 1): void {
     const series = this.get(name, help, 'counter');
-    const key = labelText(labels);
+    const key = this.text(labels);
     series.values.set(key, (series.values.get(key) ?? 0) + by);
   }
 
   set(name: string, help: string, labels: Labels, value: number): void {
-    this.get(name, help, 'gauge').values.set(labelText(labels), value);
+    this.get(name, help, 'gauge').values.set(this.text(labels), value);
   }
 
   observe(name: string, help: string, labels: Labels, value: number, buckets: number[]): void {
     const series = this.get(name, help, 'histogram', buckets);
-    for (const bound of [...buckets, Infinity]) {
-      if (value <= bound) {
-        const key = labelText({ ...labels, le: bound === Infinity ? '+Inf' : String(bound) });
-        series.values.set(key, (series.values.get(key) ?? 0) + 1);
-      }
+    const key = this.text(labels);
+    let histogram = series.histograms.get(key);
+    if (!histogram) {
+      histogram = { labels, counts: series.buckets.map(() => 0), sum: 0, count: 0 };
+      series.histograms.set(key, histogram);
     }
-    const sum = `_sum${labelText(labels)}`;
-    const count = `_count${labelText(labels)}`;
-    series.values.set(sum, (series.values.get(sum) ?? 0) + value);
-    series.values.set(count, (series.values.get(count) ?? 0) + 1);
+    for (let i = 0; i < series.buckets.length; i++) if (value <= series.buckets[i]!) histogram.counts[i]!++;
+    histogram.sum += value;
+    histogram.count++;
   }
 
-  /** The value of one series, for tests and probes. */
+  /** The value of a counter or gauge, or the observation count of a histogram; for tests and probes. */
   value(name: string, labels: Labels = {}): number | undefined {
-    return this.series.get(name)?.values.get(labelText(labels));
+    const series = this.series.get(name);
+    const key = labelText(labels);
+    return series?.type === 'histogram' ? series.histograms.get(key)?.count : series?.values.get(key);
   }
 
   render(): string {
     const lines: string[] = [];
     for (const [name, series] of [...this.series].sort(([a], [b]) => (a < b ? -1 : 1))) {
       lines.push(`# HELP ${name} ${series.help}`, `# TYPE ${name} ${series.type}`);
-      for (const [key, value] of series.values) {
-        if (series.type === 'histogram') {
-          if (key.startsWith('_sum') || key.startsWith('_count')) {
-            const suffix = key.startsWith('_sum') ? '_sum' : '_count';
-            lines.push(`${name}${suffix}${key.slice(suffix.length)} ${value}`);
-          } else lines.push(`${name}_bucket${key} ${value}`);
-        } else lines.push(`${name}${key} ${value}`);
+      for (const [key, value] of series.values) lines.push(`${name}${key} ${value}`);
+      for (const [key, histogram] of series.histograms) {
+        series.buckets.forEach((bound, i) => {
+          const le = labelText({ ...histogram.labels, le: String(bound) });
+          lines.push(`${name}_bucket${le} ${histogram.counts[i]}`);
+        });
+        lines.push(`${name}_bucket${labelText({ ...histogram.labels, le: '+Inf' })} ${histogram.count}`);
+        lines.push(`${name}_sum${key} ${histogram.sum}`, `${name}_count${key} ${histogram.count}`);
       }
     }
     return `${lines.join('\n')}\n`;
