@@ -76,11 +76,18 @@ export class Metrics {
     histogram.count++;
   }
 
-  /** The value of a counter or gauge, or the observation count of a histogram; for tests and probes. */
+  /**
+   * The value of a counter or gauge; for a histogram the count of observations, or with an `le` label the
+   * count of its bucket. For tests and probes.
+   */
   value(name: string, labels: Labels = {}): number | undefined {
     const series = this.series.get(name);
-    const key = labelText(labels);
-    return series?.type === 'histogram' ? series.histograms.get(key)?.count : series?.values.get(key);
+    if (series?.type !== 'histogram') return series?.values.get(labelText(labels));
+    const { le, ...rest } = labels;
+    const histogram = series.histograms.get(labelText(rest));
+    if (!histogram || le === undefined || le === '+Inf') return histogram?.count;
+    const index = series.buckets.findIndex((bound) => String(bound) === le);
+    return index < 0 ? undefined : histogram.counts[index];
   }
 
   render(): string {

@@ -1,0 +1,44 @@
+/**
+ * Webhooks: admission (defaulting and validation) and conversion, served over TLS by the WebhookServer.
+ * The counterpart of controller-runtime's `pkg/webhook`.
+ */
+export {
+  DEFAULT_WEBHOOK_PORT,
+  WebhookServer,
+  type Answer,
+  type Webhook,
+  type WebhookContext,
+  type WebhookServerOptions,
+} from './server.js';
+export {
+  ADMISSION_API_VERSION,
+  DeniedError,
+  ValidationError,
+  defaulting,
+  fieldError,
+  fieldErrorBody,
+  validating,
+  type AdmissionContext,
+  type AdmissionRequest,
+  type AdmissionResponse,
+  type AdmissionReview,
+  type Defaulter,
+  type FieldError,
+  type FieldErrorType,
+  type Operation,
+  type ReviewStatus,
+  type ValidationOutcome,
+  type ValidationResult,
+  type Validator,
+} from './admission.js';
+export {
+  CONVERSION_API_VERSION,
+  ConversionWebhook,
+  conversion,
+  convertible,
+  type ConversionRequest,
+  type ConversionResponse,
+  type ConversionReview,
+  type Convertible,
+} from './conversion.js';
+export { CONVERT_PATH, mutatePath, validatePath } from './paths.js';

@@ -1,0 +1,422 @@
+/**
+ * The webhook server: HTTPS from a certificate directory, the counterpart of controller-runtime's
+ * `webhook.DefaultServer`. Webhooks are registered by path; the server reads and checks the review
+ * (size, content type, JSON, apiVersion and kind), gives the webhook a time limit, writes one log line per
+ * failure, and counts requests per path in controller-runtime's series.
+ *
+ * ```ts
+ * const server = new WebhookServer({ logger, metrics });
+ * server.register(mutatePath(Guestbook), defaulting(Guestbook, guestbookDefaulter));
+ * server.register(validatePath(Guestbook), validating(Guestbook, guestbookValidator));
+ * await server.start(); // listens on :9443 with /tmp/k8s-webhook-server/serving-certs/tls.{crt,key}
+ * ```
+ */
+import https from 'node:https';
+import type http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { ResourceKind } from '../kinds.js';
+import { createLogger, type Logger } from '../logger.js';
+import { Metrics } from '../metrics.js';
+import { ConversionWebhook, type Convertible } from './conversion.js';
+import { CertWatcher } from './internal/certs.js';
+import { messages } from './messages.js';
+import { CONVERT_PATH } from './paths.js';
+
+/** What a webhook receives besides the review. */
+export interface WebhookContext {
+  /** Aborted when the request times out or the caller goes away: pass it to slow calls. */
+  signal: AbortSignal;
+  /** The server's logger, with the webhook's path (and, for admission, the request's uid and object). */
+  logger: Logger;
+}
+
+/** A webhook's answer to one review. */
+export interface Answer {
+  /** HTTP status. Default: 200 (a review whose response says what went wrong is still a 200). */
+  status?: number;
+  /** The review sent back. */
+  body: unknown;
+  /** Set when the answer reports a failure: the server logs it, once. */
+  failure?: string;
+  /** The error behind the failure, logged with its stack. */
+  error?: unknown;
+}
+
+/** What the server calls: `defaulting(...)`, `validating(...)` and `conversion(...)` make them. */
+export interface Webhook {
+  /** The apiVersion and kind of the reviews it answers; others are refused with a 400. */
+  readonly review: { readonly apiVersion: string; readonly kind: string };
+  /** Answers a review (already checked to be of `review`'s apiVersion and kind). Never throws. */
+  answer(body: Record<string, unknown>, context: WebhookContext): Promise<Answer>;
+  /** The review to send when the request cannot be answered: malformed, too large, timed out. */
+  failure(body: Record<string, unknown>, code: number, message: string, reason?: string): unknown;
+}
+
+export interface WebhookServerOptions {
+  /** The address to listen on. Default: all interfaces. */
+  host?: string;
+  /** The port. Default: 9443, controller-runtime's. `0` picks a free port (tests). */
+  port?: number;
+  /** Where `certName` and `keyName` are. Default: `<os.tmpdir()>/k8s-webhook-server/serving-certs`. */
+  certDir?: string;
+  /** Default: `tls.crt`. */
+  certName?: string;
+  /** Default: `tls.key`. */
+  keyName?: string;
+  /**
+   * How often the certificate files are read again, besides the file watch. Default: 10 000 ms,
+   * controller-runtime's certwatcher interval.
+   */
+  certPollIntervalMs?: number;
+  /**
+   * The largest request body accepted; larger ones get a 413. Default: 7 MiB, controller-runtime's: two
+   * objects of at most 3 MiB each (the apiserver's own limit) and 1 MiB for the rest of the review.
+   */
+  maxRequestBytes?: number;
+  /**
+   * How long a webhook may take before the server answers for it (admission: allowed=false, code 504).
+   * Default: 9 000 ms, under the apiserver's default `timeoutSeconds` of 10, so that the apiserver gets
+   * this clear answer rather than its own deadline error. Keep it under the configurations' timeoutSeconds.
+   */
+  requestTimeoutMs?: number;
+  /** Default: a JSON logger on stderr. */
+  logger?: Logger;
+  /** Where the webhook series go: pass the Manager's so that /metrics shows them. Default: a new registry. */
+  metrics?: Metrics;
+}
+
+export const DEFAULT_WEBHOOK_PORT = 9443;
+
+const LATENCY_BUCKETS = [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 10, 100, 1000];
+const REQUESTS_TOTAL = 'controller_runtime_webhook_requests_total';
+const REQUESTS_HELP = 'Total number of admission requests by HTTP status code.';
+const LATENCY = 'controller_runtime_webhook_latency_seconds';
+const LATENCY_HELP = 'Histogram of the latency of processing admission requests';
+const IN_FLIGHT = 'controller_runtime_webhook_requests_in_flight';
+const IN_FLIGHT_HELP = 'Current number of admission requests being served.';
+const PATH_PATTERN = /^((\/[a-zA-Z0-9_-]+)+|\/)$/;
+
+type Required_ = Required<Omit<WebhookServerOptions, 'logger' | 'metrics' | 'host'>> & {
+  host: string | undefined;
+};
+
+function withDefaults(options: WebhookServerOptions): Required_ {
+  return {
+    host: options.host,
+    port: options.port ?? DEFAULT_WEBHOOK_PORT,
+    certDir: options.certDir ?? path.join(os.tmpdir(), 'k8s-webhook-server', 'serving-certs'),
+    certName: options.certName ?? 'tls.crt',
+    keyName: options.keyName ?? 'tls.key',
+    certPollIntervalMs: options.certPollIntervalMs ?? 10_000,
+    maxRequestBytes: options.maxRequestBytes ?? 7 * 1024 * 1024,
+    requestTimeoutMs: options.requestTimeoutMs ?? 9_000,
+  };
+}
+
+/** A request the server refuses before any webhook sees it. */
+class Refusal extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly reason: string,
+  ) {
+    super(message);
+  }
+}
+
+export class WebhookServer {
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  private readonly options: Required_;
+  private readonly webhooks = new Map<string, Webhook>();
+  private server: https.Server | undefined;
+  private certs: CertWatcher | undefined;
+  private readonly inFlight = new Map<string, number>();
+  private state: 'new' | 'running' | 'stopped' = 'new';
+  /** Where the server listens, once started. */
+  address: AddressInfo | undefined;
+
+  constructor(options: WebhookServerOptions = {}) {
+    this.options = withDefaults(options);
+    this.logger = options.logger ?? createLogger();
+    this.metrics = options.metrics ?? new Metrics();
+  }
+
+  /** Serves `webhook` at `path` (before or after start). A path serves one webhook. */
+  register(path: string, webhook: Webhook): void {
+    if (!PATH_PATTERN.test(path)) throw new Error(messages.invalidPath(path));
+    if (this.webhooks.has(path)) throw new Error(messages.duplicatePath(path));
+    this.webhooks.set(path, webhook);
+    // As controller-runtime: the likely codes exist from the start, so rates work from the first request.
+    this.metrics.inc(REQUESTS_TOTAL, REQUESTS_HELP, { webhook: path, code: '200' }, 0);
+    this.metrics.inc(REQUESTS_TOTAL, REQUESTS_HELP, { webhook: path, code: '500' }, 0);
+    this.metrics.set(IN_FLIGHT, IN_FLIGHT_HELP, { webhook: path }, 0);
+    this.logger.info('Registering webhook', { path });
+  }
+
+  /**
+   * Adds the conversions of `hub`'s kind to the conversion webhook at `/convert`, registering it the first
+   * time: every CRD of the operator converts through the same path, as kubebuilder's configurations expect.
+   */
+  registerConversion<Hub>(hub: ResourceKind<Hub>, spokes: Convertible<Hub, unknown>[]): void {
+    const existing = this.webhooks.get(CONVERT_PATH);
+    if (existing instanceof ConversionWebhook) {
+      existing.add(hub, spokes);
+      return;
+    }
+    this.register(CONVERT_PATH, new ConversionWebhook().add(hub, spokes));
+  }
+
+  /** The registered paths: a manager starts the server only when there are some. */
+  paths(): string[] {
+    return [...this.webhooks.keys()];
+  }
+
+  get started(): boolean {
+    return this.state === 'running';
+  }
+
+  /**
+   * Reads the certificate (throws a clear error when it is missing or unusable), starts watching it and
+   * listens. Resolves once listening; stop() ends it.
+   */
+  async start(): Promise<void> {
+    if (this.state !== 'new') throw new Error('a webhook server starts once');
+    const o = this.options;
+    const certs = new CertWatcher({
+      certDir: o.certDir,
+      certName: o.certName,
+      keyName: o.keyName,
+      pollIntervalMs: o.certPollIntervalMs,
+      logger: this.logger,
+      onChange: (pair) => this.server?.setSecureContext(pair),
+    });
+    const pair = certs.start();
+    const server = https.createServer({ ...pair, minVersion: 'TLSv1.2' }, (req, res) => {
+      void this.serve(req, res);
+    });
+    server.on('clientError', (error, socket) => {
+      this.logger.debug('webhook client error', { error: error.message });
+      socket.destroy();
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', (error) =>
+          reject(new Error(`webhook server: cannot listen on ${o.host ?? ''}:${o.port}: ${error.message}`)),
+        );
+        server.listen(o.port, o.host, () => resolve());
+      });
+    } catch (error) {
+      certs.stop();
+      throw error;
+    }
+    this.server = server;
+    this.certs = certs;
+    this.address = server.address() as AddressInfo;
+    this.state = 'running';
+    this.logger.info('Serving webhook server', { host: o.host ?? '', port: this.address.port });
+  }
+
+  /** Stops listening, lets in-flight requests finish (each is bounded by requestTimeoutMs), then closes. */
+  async stop(): Promise<void> {
+    if (this.state !== 'running') {
+      this.state = 'stopped';
+      return;
+    }
+    this.state = 'stopped';
+    this.certs?.stop();
+    const server = this.server as https.Server;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    const force = setTimeout(() => server.closeAllConnections(), this.options.requestTimeoutMs + 1_000);
+    await closed;
+    clearTimeout(force);
+    this.logger.info('Stopped webhook server');
+  }
+
+  private async serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0] as string;
+    const webhook = this.webhooks.get(path);
+    if (!webhook) {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end(`no webhook at ${path}\n`);
+      return;
+    }
+    const started = performance.now();
+    this.setInFlight(path, 1);
+    let status = 500;
+    try {
+      status = await this.answer(path, webhook, req, res);
+    } catch (error) {
+      // Only a bug of the server gets here; answer anyway rather than leave the caller hanging.
+      this.logger.error('webhook request failed', { webhook: path, code: 500, error });
+      if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain' });
+      if (!res.writableEnded) res.end('internal error\n');
+    } finally {
+      this.setInFlight(path, -1);
+      this.metrics.observe(
+        LATENCY,
+        LATENCY_HELP,
+        { webhook: path },
+        (performance.now() - started) / 1000,
+        LATENCY_BUCKETS,
+      );
+      this.metrics.inc(REQUESTS_TOTAL, REQUESTS_HELP, { webhook: path, code: String(status) });
+    }
+  }
+
+  /** Reads, checks and answers one request; returns the HTTP status written. */
+  private async answer(
+    path: string,
+    webhook: Webhook,
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+  ): Promise<number> {
+    const logger = this.logger.child({ webhook: path });
+    let body: Record<string, unknown>;
+    try {
+      body = await this.readReview(webhook, req);
+    } catch (error) {
+      if (!(error instanceof Refusal)) throw error;
+      logger.error('webhook request failed', { code: error.status, reason: error.message });
+      const headers: Record<string, string> = error.status === 413 ? { Connection: 'close' } : {};
+      return this.write(
+        res,
+        error.status,
+        webhook.failure({}, error.status, error.message, error.reason),
+        headers,
+      );
+    }
+
+    const controller = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) controller.abort(new Error('the caller closed the connection'));
+    });
+    const timeoutMs = this.options.requestTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), timeoutMs);
+    });
+    const answering = webhook
+      .answer(body, { signal: controller.signal, logger })
+      .catch((error: unknown): Answer => {
+        const message = messages.handlerFailed(error instanceof Error ? error.message : String(error));
+        return { body: webhook.failure(body, 500, message, 'InternalError'), failure: message, error };
+      });
+    const answer = await Promise.race([answering, timedOut]);
+    clearTimeout(timer);
+    const uid = requestUid(body);
+    if (answer === 'timeout') {
+      const message = messages.timedOut(timeoutMs);
+      controller.abort(new Error(message));
+      logger.error('webhook request failed', { code: 504, reason: message, requestID: uid });
+      return this.write(res, 200, webhook.failure(body, 504, message, 'Timeout'));
+    }
+    const status = answer.status ?? 200;
+    if (answer.failure !== undefined) {
+      logger.error('webhook request failed', {
+        code: status === 200 ? codeOf(answer.body) : status,
+        reason: answer.failure,
+        requestID: uid,
+        ...(answer.error !== undefined ? { error: answer.error } : {}),
+      });
+    }
+    return this.write(res, status, answer.body);
+  }
+
+  /** The request's review, or a Refusal: wrong method or content type, too large, not JSON, wrong kind. */
+  private async readReview(webhook: Webhook, req: http.IncomingMessage): Promise<Record<string, unknown>> {
+    if (req.method !== 'POST')
+      throw new Refusal(405, `method ${req.method ?? ''} not allowed, expected POST`, 'MethodNotAllowed');
+    const contentType = req.headers['content-type'];
+    if (contentType?.split(';')[0]?.trim().toLowerCase() !== 'application/json') {
+      req.resume();
+      throw new Refusal(400, messages.contentType(contentType), 'BadRequest');
+    }
+    const limit = this.options.maxRequestBytes;
+    if (Number(req.headers['content-length'] ?? 0) > limit) {
+      req.resume();
+      throw new Refusal(413, messages.tooLarge(limit), 'RequestEntityTooLarge');
+    }
+    const raw = await readBody(req, limit);
+    if (raw === 'tooLarge') throw new Refusal(413, messages.tooLarge(limit), 'RequestEntityTooLarge');
+    const size = raw.length;
+    if (size === 0) throw new Refusal(400, messages.emptyBody(), 'BadRequest');
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw.toString('utf8'));
+    } catch (error) {
+      throw new Refusal(400, messages.malformedJson((error as Error).message), 'BadRequest');
+    }
+    const expected = `${webhook.review.apiVersion} ${webhook.review.kind}`;
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      throw new Refusal(
+        400,
+        messages.wrongReview(Array.isArray(parsed) ? 'an array' : typeof parsed, expected),
+        'BadRequest',
+      );
+    }
+    const review = parsed as Record<string, unknown>;
+    if (review['apiVersion'] !== webhook.review.apiVersion || review['kind'] !== webhook.review.kind) {
+      const got = `${String(review['apiVersion'] ?? '<no apiVersion>')} ${String(review['kind'] ?? '<no kind>')}`;
+      throw new Refusal(400, messages.wrongReview(got, expected), 'BadRequest');
+    }
+    return review;
+  }
+
+  private write(
+    res: http.ServerResponse,
+    status: number,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ): number {
+    if (res.writableEnded || res.destroyed) return status;
+    res
+      .writeHead(status, { 'Content-Type': 'application/json', ...headers })
+      .end(`${JSON.stringify(body)}\n`);
+    return status;
+  }
+
+  private setInFlight(path: string, delta: number): void {
+    const value = (this.inFlight.get(path) ?? 0) + delta;
+    this.inFlight.set(path, value);
+    this.metrics.set(IN_FLIGHT, IN_FLIGHT_HELP, { webhook: path }, value);
+  }
+}
+
+/**
+ * The body, or 'tooLarge' as soon as it passes `limit` (the rest is read and dropped: destroying the
+ * request would take the socket, and the answer, with it).
+ */
+function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer | 'tooLarge'> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (chunk: Buffer) => {
+      if (over) return;
+      size += chunk.length;
+      if (size > limit) {
+        over = true;
+        chunks.length = 0;
+        resolve('tooLarge');
+      } else chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (!over) resolve(Buffer.concat(chunks));
+    });
+    req.on('error', reject);
+  });
+}
+
+function requestUid(body: Record<string, unknown>): string | undefined {
+  const request = body['request'] as { uid?: unknown } | undefined;
+  return typeof request?.uid === 'string' ? request.uid : undefined;
+}
+
+function codeOf(body: unknown): number | undefined {
+  const response = (body as { response?: { status?: { code?: number }; result?: { code?: number } } })
+    ?.response;
+  return response?.status?.code ?? response?.result?.code;
+}
