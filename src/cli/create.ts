@@ -1,7 +1,19 @@
-/** `kubesmith create api` (and, later, `create webhook`). */
+/** `kubesmith create api` and `kubesmith create webhook`. */
 import type { Command } from 'commander';
 import type { CommandContext } from './main.js';
 import { parseBoolean, reportPlan } from './shared.js';
+
+interface CreateWebhookFlags {
+  group: string;
+  version: string;
+  kind: string;
+  defaulting: boolean;
+  programmaticValidation: boolean;
+  conversion: boolean;
+  spoke?: string;
+  force: boolean;
+  dryRun: boolean;
+}
 
 interface CreateApiFlags {
   group: string;
@@ -23,8 +35,56 @@ export function registerCreate(program: Command, contextFor: (command: Command) 
       'after',
       `
 Examples:
-  $ kubesmith create api --group webapp --version v1 --kind Guestbook`,
+  $ kubesmith create api --group webapp --version v1 --kind Guestbook
+  $ kubesmith create webhook --group webapp --version v1 --kind Guestbook --defaulting --programmatic-validation`,
     );
+
+  create
+    .command('webhook')
+    .description(
+      'add admission webhooks (defaulting, validation) for a kind of the project or a built-in kind',
+    )
+    .requiredOption('--group <group>', 'API group of the kind (core, apps ... for built-in kinds)')
+    .requiredOption('--version <version>', 'API version of the kind, e.g. v1')
+    .requiredOption('--kind <kind>', 'the kind, e.g. Guestbook')
+    .option('--defaulting', 'a defaulting (mutating) webhook', false)
+    .option('--programmatic-validation', 'a validating webhook', false)
+    .option('--conversion', 'a conversion webhook (not supported yet in this version)', false)
+    .option('--spoke <versions>', 'with --conversion: the spoke versions, comma-separated')
+    .option('--force', 'scaffold again over existing files', false)
+    .option('--dry-run', 'print the files that would be written, and write nothing', false)
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ kubesmith create webhook --group webapp --version v1 --kind Guestbook --defaulting --programmatic-validation
+  $ kubesmith create webhook --group core --version v1 --kind Pod --programmatic-validation`,
+    )
+    .action(async (flags: CreateWebhookFlags, command: Command) => {
+      const { out, cwd } = contextFor(command);
+      const { loadProject } = await import('../project/find.js');
+      const project = await loadProject(cwd);
+      const { planCreateWebhook } = await import('../scaffold/webhook.js');
+      const plan = await planCreateWebhook(project, {
+        group: flags.group,
+        version: flags.version,
+        kind: flags.kind,
+        defaulting: flags.defaulting,
+        validation: flags.programmaticValidation,
+        conversion: flags.conversion,
+        force: flags.force,
+      });
+      if (flags.dryRun) {
+        reportPlan(out, plan, { command: 'create webhook', dryRun: true });
+        return;
+      }
+      const { applyPlan } = await import('../scaffold/apply.js');
+      await applyPlan(plan);
+      reportPlan(out, plan, { command: 'create webhook', dryRun: false });
+      const { regenerateAfterScaffold } = await import('./manifests.js');
+      await regenerateAfterScaffold(project.root, out);
+      out.info('\nNext: fill in the webhook functions; cert-manager must run in the cluster to deploy them.');
+    });
 
   create
     .command('api')

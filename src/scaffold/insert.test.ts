@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { insertAtMarker, markerComment } from './insert.js';
+import { insertAtMarker, insertBlockAtMarker, markerComment } from './insert.js';
 
 const main = `import { Manager } from '@kubesmith/runtime';
 // +kubesmith:scaffold:imports
@@ -60,5 +60,40 @@ describe('insertAtMarker', () => {
     expect(markerComment('a/b.yaml', 'crd')).toBe('# +kubesmith:scaffold:crd');
     expect(markerComment('src/main.ts', 'imports')).toBe('// +kubesmith:scaffold:imports');
     expect(() => markerComment('README.md', 'x')).toThrow(/no scaffold marker syntax/);
+  });
+});
+
+describe('insertBlockAtMarker', () => {
+  const file = 'src/hooks.ts';
+  const base = 'export function setup(): void {\n  // +kubesmith:scaffold:register\n}\n';
+  const block = 'server.register(\n  a,\n  b,\n);';
+
+  it('adds a block above the marker, keeping its indentation under the marker', () => {
+    const result = insertBlockAtMarker(file, base, 'register', block);
+    expect(result).toEqual({
+      ok: true,
+      content:
+        'export function setup(): void {\n  server.register(\n    a,\n    b,\n  );\n\n  // +kubesmith:scaffold:register\n}\n',
+    });
+  });
+
+  it('adds a block once, but adds a different block that starts the same way', () => {
+    const once = insertBlockAtMarker(file, base, 'register', block);
+    const twice = insertBlockAtMarker(file, once.ok ? once.content : '', 'register', block);
+    expect(twice).toEqual(once);
+    const other = insertBlockAtMarker(
+      file,
+      once.ok ? once.content : '',
+      'register',
+      'server.register(\n  c,\n);',
+    );
+    expect(other.ok && other.content.split('server.register(').length - 1).toBe(2);
+  });
+
+  it('says when the marker is missing', () => {
+    expect(insertBlockAtMarker(file, 'nothing\n', 'register', block)).toEqual({
+      ok: false,
+      reason: 'no-marker',
+    });
   });
 });

@@ -42,3 +42,30 @@ export function insertAtMarker(file: string, content: string, point: string, fra
   lines.splice(index, 0, ...added);
   return { ok: true, content: lines.join('\n') };
 }
+
+/**
+ * Adds a multi-line block (a function, a test) above a scaffold marker, keeping its own indentation under
+ * the marker's. The block is added once: when its lines are already in the file, in order, nothing changes.
+ */
+export function insertBlockAtMarker(
+  file: string,
+  content: string,
+  point: string,
+  block: string,
+): InsertResult {
+  const marker = markerComment(file, point);
+  const lines = content.split('\n');
+  const index = lines.findIndex((line) => line.trim() === marker);
+  if (index < 0) return { ok: false, reason: 'no-marker' };
+  const blockLines = block.replace(/\n+$/, '').split('\n');
+  const normalise = (text: string[]) =>
+    text
+      .map((line) => line.trim())
+      .filter((line) => line !== '')
+      .join('\n');
+  const wanted = normalise(blockLines);
+  if (wanted === '' || normalise(lines).includes(wanted)) return { ok: true, content };
+  const indent = /^\s*/.exec(lines[index] ?? '')?.[0] ?? '';
+  lines.splice(index, 0, ...blockLines.map((line) => (line.trim() === '' ? '' : indent + line)), '');
+  return { ok: true, content: lines.join('\n') };
+}

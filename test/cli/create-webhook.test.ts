@@ -1,0 +1,166 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parse, parseAllDocuments } from 'yaml';
+import { read, removeTemp, run, snapshot, tempDir } from '../helpers/run.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await tempDir('guestbook');
+  expect((await run(dir, 'init', '--domain', 'example.com', '--skip-install')).code).toBe(0);
+  expect(
+    (await run(dir, 'create', 'api', '--group', 'webapp', '--version', 'v1', '--kind', 'Guestbook')).code,
+  ).toBe(0);
+});
+afterEach(async () => {
+  await removeTemp(dir);
+});
+
+const guestbook = ['create', 'webhook', '--group', 'webapp', '--version', 'v1', '--kind', 'Guestbook'];
+const WEBHOOK = 'src/api/webapp/v1/guestbook.webhook.ts';
+
+function count(text: string, fragment: string): number {
+  return text.split(fragment).length - 1;
+}
+
+async function webhookConfigurations(): Promise<Record<string, unknown>[]> {
+  return parseAllDocuments(await read(dir, 'config/webhook/manifests.yaml')).map(
+    (doc) => doc.toJS() as Record<string, unknown>,
+  );
+}
+
+describe('kubesmith create webhook', () => {
+  it('adds defaulting and validation webhooks with their markers, wiring and PROJECT entry', async () => {
+    const result = await run(dir, ...guestbook, '--defaulting', '--programmatic-validation');
+    expect(result.stderr).not.toMatch(/^(error|warning)/m);
+    expect(result.code).toBe(0);
+    const webhook = await read(dir, WEBHOOK);
+    expect(webhook).toMatch(
+      /\+kubebuilder:webhook:path=\/mutate-webapp-example-com-v1-guestbook,mutating=true,.*sideEffects=None,groups=webapp\.example\.com,resources=guestbooks,.*name=mguestbook-v1\.kb\.io/,
+    );
+    expect(webhook).toMatch(
+      /\+kubebuilder:webhook:path=\/validate-webapp-example-com-v1-guestbook,mutating=false,/,
+    );
+    expect(webhook).toMatch(/export function defaultGuestbook\(guestbook: Guestbook\): void/);
+    expect(webhook).toMatch(/export function validateGuestbook\(/);
+    expect(existsSync(path.join(dir, 'test/api/webapp/v1/guestbook.webhook.test.ts'))).toBe(true);
+    const main = await read(dir, 'src/main.ts');
+    expect(main).toMatch(
+      /import \{ setupGuestbookWebhookWithManager \} from '\.\/api\/webapp\/v1\/guestbook\.webhook\.js';/,
+    );
+    expect(main).toMatch(
+      /if \(process\.env\['ENABLE_WEBHOOKS'\] !== 'false'\) setupGuestbookWebhookWithManager\(mgr\);/,
+    );
+    const kustomization = parse(await read(dir, 'config/default/kustomization.yaml')) as {
+      resources: string[];
+      patches: { path: string }[];
+    };
+    expect(kustomization.resources).toEqual(expect.arrayContaining(['../webhook', '../certmanager']));
+    expect(kustomization.patches).toEqual([{ path: 'manager_webhook_patch.yaml' }]);
+    for (const file of ['config/webhook/service.yaml', 'config/certmanager/certificate.yaml']) {
+      expect(existsSync(path.join(dir, file)), file).toBe(true);
+    }
+    expect(parse(await read(dir, 'PROJECT'))).toMatchObject({
+      resources: [
+        { kind: 'Guestbook', webhooks: { defaulting: true, validation: true, webhookVersion: 'v1' } },
+      ],
+    });
+    // The manifests are generated at once from the markers.
+    const configurations = await webhookConfigurations();
+    expect(configurations.map((c) => c['kind'])).toEqual([
+      'MutatingWebhookConfiguration',
+      'ValidatingWebhookConfiguration',
+    ]);
+  });
+
+  it('adds a second webhook type to the existing file without repeating anything', async () => {
+    expect((await run(dir, ...guestbook, '--defaulting')).code).toBe(0);
+    const validation = await run(dir, ...guestbook, '--programmatic-validation');
+    expect(validation.code).toBe(0);
+    const webhook = await read(dir, WEBHOOK);
+    expect(count(webhook, 'export function defaultGuestbook')).toBe(1);
+    expect(count(webhook, 'export function validateGuestbook')).toBe(1);
+    expect(count(webhook, 'mgr.webhookServer.register(')).toBe(2);
+    expect(count(webhook, 'import * as runtime')).toBe(1);
+    expect(count(await read(dir, 'src/main.ts'), 'setupGuestbookWebhookWithManager(mgr)')).toBe(1);
+    expect(count(await read(dir, 'config/default/kustomization.yaml'), '- ../webhook')).toBe(1);
+    expect(parse(await read(dir, 'PROJECT'))).toMatchObject({
+      resources: [{ webhooks: { defaulting: true, validation: true } }],
+    });
+  });
+
+  it('scaffolds a webhook for a built-in kind, with the core group written ""', async () => {
+    const result = await run(
+      dir,
+      'create',
+      'webhook',
+      '--group',
+      'core',
+      '--version',
+      'v1',
+      '--kind',
+      'Pod',
+      '--programmatic-validation',
+    );
+    expect(result.code).toBe(0);
+    const webhook = await read(dir, 'src/webhooks/pod.webhook.ts');
+    expect(webhook).toMatch(/import type \{ V1Pod \} from '@kubernetes\/client-node';/);
+    expect(webhook).toMatch(/path=\/validate--v1-pod,mutating=false,.*groups="",resources=pods/);
+    const [validating] = await webhookConfigurations();
+    expect(validating).toMatchObject({
+      kind: 'ValidatingWebhookConfiguration',
+      webhooks: [{ name: 'vpod-v1.kb.io', rules: [{ apiGroups: [''], resources: ['pods'] }] }],
+    });
+  });
+
+  it.each([
+    [
+      [],
+      /^error: kubesmith create webhook requires at least one of --defaulting, --programmatic-validation and --conversion$/m,
+    ],
+    [
+      ['--conversion', '--spoke', 'v2'],
+      /^error: conversion webhooks are not supported by this version of kubesmith yet$/m,
+    ],
+  ])('refuses %j and writes nothing', async (flags, message) => {
+    const before = await snapshot(dir);
+    const result = await run(dir, ...guestbook, ...flags);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(message);
+    expect(await snapshot(dir)).toEqual(before);
+  });
+
+  it('refuses an unknown kind and a webhook type that exists, and writes nothing', async () => {
+    const unknown = await run(
+      dir,
+      'create',
+      'webhook',
+      '--group',
+      'webapp',
+      '--version',
+      'v1',
+      '--kind',
+      'Nope',
+      '--defaulting',
+    );
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/^error: API resource Nope \(webapp\/v1\) does not exist in PROJECT$/m);
+    expect(unknown.stderr).toMatch(/^hint: create it first with `kubesmith create api`/m);
+    expect((await run(dir, ...guestbook, '--defaulting')).code).toBe(0);
+    const before = await snapshot(dir);
+    const again = await run(dir, ...guestbook, '--defaulting');
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/^error: defaulting webhook for Guestbook \(webapp\/v1\) already exists$/m);
+    expect(again.stderr).toMatch(/^hint: .*--force/m);
+    expect(await snapshot(dir)).toEqual(before);
+  });
+
+  it('--dry-run prints the plan and writes nothing', async () => {
+    const before = await snapshot(dir);
+    const result = await run(dir, ...guestbook, '--defaulting', '--dry-run');
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/^create\s+src\/api\/webapp\/v1\/guestbook\.webhook\.ts$/m);
+    expect(result.stderr).toMatch(/^update\s+src\/main\.ts$/m);
+    expect(await snapshot(dir)).toEqual(before);
+  });
+});
