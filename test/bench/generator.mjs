@@ -1,12 +1,17 @@
 /**
  * `npm run bench`: times `kubesmith manifests` as a whole process on synthetic API trees of 1, 10, 50 and
- * 200 kinds, against `tsc --noEmit` (the floor: the TypeScript that ts-morph bundles, 5.9) and against
- * ts-json-schema-generator and typescript-json-schema on the same types. Prints the median wall time and
- * peak RSS of each as a markdown table. Options: --sizes 1,10 --runs 3.
+ * 200 kinds, cold (no outputs, no stamp) and re-run (inputs and outputs unchanged), against `tsc --noEmit`
+ * (the floor: the TypeScript and lib files that ts-morph bundles, see tsc.cjs; also the `typescript`
+ * package's own `tsc` bin) and against ts-json-schema-generator and typescript-json-schema on the same
+ * types. Prints the median wall time and the median peak RSS of each as a markdown table (stdout).
+ *
+ * Options: --sizes 1,10 --runs 3 --out results.md (also writes the table there).
+ * Every process is checked: kubesmith must write one CRD per kind (and say `cached` on a re-run), the peers
+ * must emit a schema per kind, tsc must exit 0.
  */
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,103 +20,213 @@ import { writeSyntheticProject } from './synthetic.mjs';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const require = createRequire(import.meta.url);
-const peakRss = fileURLToPath(new URL('./peak-rss.cjs', import.meta.url));
+const here = (file) => fileURLToPath(new URL(file, import.meta.url));
 
 const { values } = parseArgs({
-  options: { sizes: { type: 'string', default: '1,10,50,200' }, runs: { type: 'string', default: '5' } },
+  options: {
+    sizes: { type: 'string', default: '1,10,50,200' },
+    runs: { type: 'string', default: '5' },
+    out: { type: 'string' },
+  },
 });
 const sizes = values.sizes.split(',').map(Number);
 const runs = Number(values.runs);
+if (sizes.some((n) => !Number.isInteger(n) || n < 1) || !Number.isInteger(runs) || runs < 1) {
+  throw new Error('usage: node test/bench/generator.mjs [--sizes 1,10,50,200] [--runs 5] [--out file.md]');
+}
 
-function bin(pkg, name) {
+/** The file a package's bin runs, so that every tool is started the same way: `node <file> ...args`. */
+function bin(pkg, name = pkg) {
   const manifest = require(`${pkg}/package.json`);
-  const relative = typeof manifest.bin === 'string' ? manifest.bin : manifest.bin[name ?? pkg];
+  const relative = typeof manifest.bin === 'string' ? manifest.bin : manifest.bin[name];
   return path.join(path.dirname(require.resolve(`${pkg}/package.json`)), relative);
 }
 
+const version = (pkg) => require(`${pkg}/package.json`).version;
+const tsMorphTs = spawnSync(process.execPath, [here('./tsc.cjs'), '--version'], { encoding: 'utf8' })
+  .stdout.trim()
+  .replace(/^Version /, '');
+
+/** Each tool: its command line (run with node in the synthetic project) and a check of its output. */
 const tools = {
-  kubesmith: [path.join(repo, 'bin/kubesmith.js'), 'manifests', '--crd'],
-  tsc: [bin('typescript', 'tsc'), '--noEmit', '-p', 'tsconfig.json'],
-  'ts-json-schema-generator': [
-    bin('ts-json-schema-generator'),
-    '--path',
-    'src/api/bench/v1/*.types.ts',
-    '--type',
-    '*',
-    '--tsconfig',
-    'tsconfig.json',
-    '--out',
-    'tjsg.json',
-  ],
-  'typescript-json-schema': [
-    bin('typescript-json-schema'),
-    'tsconfig.json',
-    '*',
-    '--required',
-    '--out',
-    'tjs.json',
-  ],
+  kubesmith: {
+    args: [path.join(repo, 'bin/kubesmith.js'), 'manifests', '--crd', '--json'],
+    check: (result, dir, kinds) => {
+      const { ok, files } = JSON.parse(result.stdout);
+      if (!ok || files.length !== kinds.length) throw new Error(`expected ${kinds.length} CRDs`);
+    },
+  },
+  tsc: {
+    args: [here('./tsc.cjs'), '--noEmit', '-p', 'tsconfig.json'],
+  },
+  'tsc (typescript bin)': {
+    args: [bin('typescript', 'tsc'), '--noEmit', '-p', 'tsconfig.json'],
+  },
+  'ts-json-schema-generator': {
+    args: [
+      bin('ts-json-schema-generator'),
+      '--path',
+      'src/api/bench/v1/*.types.ts',
+      '--type',
+      '*',
+      '--tsconfig',
+      'tsconfig.json',
+      '--out',
+      'tjsg.json',
+    ],
+    check: (result, dir, kinds) => definitionsOf(path.join(dir, 'tjsg.json'), kinds),
+  },
+  'typescript-json-schema': {
+    args: [bin('typescript-json-schema'), 'tsconfig.json', '*', '--required', '--out', 'tjs.json'],
+    check: (result, dir, kinds) => definitionsOf(path.join(dir, 'tjs.json'), kinds),
+  },
 };
 
-/** Runs one command in `cwd`; returns its wall time (ms) and peak RSS (MiB). */
+async function definitionsOf(file, kinds) {
+  const { definitions } = JSON.parse(await readFile(file, 'utf8'));
+  const missing = kinds.filter((kind) => !definitions?.[kind]?.properties?.spec);
+  if (missing.length > 0) throw new Error(`${file}: no schema for ${missing.join(', ')}`);
+}
+
+/**
+ * Runs `node ...args` in `cwd`; returns its wall time (ms) and peak RSS (MiB). The peak RSS comes from
+ * peak-rss.cjs, preloaded with NODE_OPTIONS: Node alone, the same for every tool, on any OS.
+ */
 async function measure(cwd, args) {
   const rssFile = path.join(cwd, `.rss-${process.pid}`);
   await rm(rssFile, { force: true });
   const started = process.hrtime.bigint();
   const result = spawnSync(process.execPath, args, {
     cwd,
-    env: { ...process.env, NODE_OPTIONS: `--require ${peakRss}`, BENCH_RSS_FILE: rssFile, NO_COLOR: '1' },
+    env: { ...process.env, NODE_OPTIONS: `--require ${here('./peak-rss.cjs')}`, BENCH_RSS_FILE: rssFile },
     encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
   });
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
   if (result.status !== 0) {
     throw new Error(
-      `${args.join(' ')} failed in ${cwd} (exit ${result.status}):\n${result.stderr}${result.stdout}`,
+      `node ${args.join(' ')} failed in ${cwd} (exit ${result.status}):\n${result.stderr}${result.stdout}`,
     );
   }
-  const kib = Math.max(...(await readFile(rssFile, 'utf8')).trim().split('\n').map(Number));
-  return { ms, mib: kib / 1024 };
+  // One line per process that exited (a tool that forks would write several): the largest peak, all CPU.
+  const lines = (await readFile(rssFile, 'utf8')).trim().split('\n');
+  const usage = lines.map((l) => l.split(' ').map(Number));
+  const kib = Math.max(...usage.map(([maxRss]) => maxRss));
+  const cpu = usage.reduce((sum, [, micros]) => sum + micros / 1000, 0);
+  return { ms, mib: kib / 1024, cpu, result };
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const median = (xs) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
 
-async function series(cwd, args, before) {
-  const samples = [];
-  for (let i = 0; i < runs; i++) {
-    if (before) await before();
-    samples.push(await measure(cwd, args));
-  }
-  return { ms: median(samples.map((s) => s.ms)), mib: median(samples.map((s) => s.mib)) };
-}
+/** The medians of wall time, peak RSS and CPU time of samples. */
+const summary = (samples) => ({
+  ms: median(samples.map((s) => s.ms)),
+  mib: median(samples.map((s) => s.mib)),
+  cpu: median(samples.map((s) => s.cpu)),
+});
 
+const loadStart = os.loadavg()[0];
 const rows = [];
 for (const size of sizes) {
   const dir = await mkdtemp(path.join(os.tmpdir(), `kubesmith-bench-${size}-`));
   try {
-    await writeSyntheticProject(dir, size);
-    const cold = await series(dir, tools.kubesmith, () =>
-      rm(path.join(dir, 'config'), { recursive: true, force: true }),
-    );
-    const rerun = await series(dir, tools.kubesmith);
-    const tsc = await series(dir, tools.tsc);
-    const tjsg = await series(dir, tools['ts-json-schema-generator']);
-    const tjs = await series(dir, tools['typescript-json-schema']);
-    rows.push({ size, cold, rerun, tsc, tjsg, tjs });
-    process.stderr.write(`measured ${size} kinds\n`);
+    const kinds = await writeSyntheticProject(dir, size);
+    const clean = async () => {
+      await rm(path.join(dir, 'config'), { recursive: true, force: true });
+      await rm(path.join(dir, 'node_modules/.cache'), { recursive: true, force: true });
+    };
+    // Round-robin: each round runs every tool once, so that a burst of load elsewhere on the machine
+    // spreads over all tools instead of falling on one. A cold run starts without outputs and stamp; the
+    // re-run right after it finds both up to date.
+    const samples = { cold: [], rerun: [], tsc: [], tscBin: [], tjsg: [], tjs: [] };
+    const names = {
+      tsc: 'tsc',
+      tscBin: 'tsc (typescript bin)',
+      tjsg: 'ts-json-schema-generator',
+      tjs: 'typescript-json-schema',
+    };
+    for (let i = 0; i < runs; i++) {
+      await clean();
+      const cold = await measure(dir, tools.kubesmith.args);
+      tools.kubesmith.check(cold.result, dir, kinds);
+      samples.cold.push(cold);
+      const rerun = await measure(dir, tools.kubesmith.args);
+      if (JSON.parse(rerun.result.stdout).cached !== true) throw new Error('the re-run was not cached');
+      samples.rerun.push(rerun);
+      for (const [key, name] of Object.entries(names)) {
+        const sample = await measure(dir, tools[name].args);
+        await tools[name].check?.(sample.result, dir, kinds);
+        samples[key].push(sample);
+      }
+    }
+    const row = { size };
+    for (const [key, list] of Object.entries(samples)) row[key] = summary(list);
+    rows.push(row);
+    process.stderr.write(`measured ${size} kind${size === 1 ? '' : 's'}\n`);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 }
 
-const cell = (m) => `${(m.ms / 1000).toFixed(2)} s, ${Math.round(m.mib)} MiB`;
-const lines = [
-  `Median of ${runs} runs, wall time and peak RSS, Node ${process.version}, ${os.cpus().length} CPUs.`,
-  '',
-  '| kinds | kubesmith manifests | re-run, unchanged | tsc --noEmit | kubesmith / tsc | ts-json-schema-generator | typescript-json-schema |',
-  '| ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-  ...rows.map(
-    (r) =>
-      `| ${r.size} | ${cell(r.cold)} | ${cell(r.rerun)} | ${cell(r.tsc)} | ${(r.cold.ms / r.tsc.ms).toFixed(2)}x | ${cell(r.tjsg)} | ${cell(r.tjs)} |`,
-  ),
-];
-process.stdout.write(`${lines.join('\n')}\n`);
+const times = (a, b, metric) => `${(a[metric] / b[metric]).toFixed(2)}x`;
+
+/** A markdown table of one metric (`ms`: wall time, `cpu`: CPU time), padded as prettier pads tables. */
+function table(metric) {
+  const cell = (m) =>
+    metric === 'ms'
+      ? `${(m.ms / 1000).toFixed(2)} s, ${Math.round(m.mib)} MiB`
+      : `${(m.cpu / 1000).toFixed(2)} s`;
+  const header = [
+    'kinds',
+    'kubesmith (cold)',
+    'kubesmith (re-run)',
+    'tsc --noEmit',
+    'cold / tsc',
+    'tsc bin',
+    'ts-json-schema-generator',
+    'typescript-json-schema',
+    'peers / cold',
+  ];
+  const body = rows.map((r) => [
+    String(r.size),
+    cell(r.cold),
+    cell(r.rerun),
+    cell(r.tsc),
+    times(r.cold, r.tsc, metric),
+    cell(r.tscBin),
+    cell(r.tjsg),
+    cell(r.tjs),
+    `${times(r.tjsg, r.cold, metric)}, ${times(r.tjs, r.cold, metric)}`,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
+  const line = (cells) => `| ${cells.map((c, i) => c.padStart(widths[i])).join(' | ')} |`;
+  return [
+    line(header),
+    `| ${widths.map((w) => `${'-'.repeat(w - 1)}:`).join(' | ')} |`,
+    ...body.map(line),
+  ].join('\n');
+}
+
+const cpu = os.cpus()[0]?.model.trim() ?? 'unknown CPU';
+const report = `${runs} runs of each tool per size. Node ${process.version}, ${os.platform()} ${os.arch()}, \
+${os.cpus().length} x ${cpu}. kubesmith ${require(path.join(repo, 'package.json')).version} \
+(ts-morph ${version('ts-morph')}, TypeScript ${tsMorphTs}); tsc bin: typescript ${version('typescript')}; \
+ts-json-schema-generator ${version('ts-json-schema-generator')}; typescript-json-schema \
+${version('typescript-json-schema')}.
+
+Wall time, peak RSS (median of each):
+
+${table('ms')}
+
+CPU time, user + system (median), less sensitive than wall time to other load on the machine:
+
+${table('cpu')}
+
+Load average (1 min) at the start ${loadStart.toFixed(2)}, at the end ${os.loadavg()[0].toFixed(2)}.
+`;
+process.stdout.write(report);
+if (values.out) await writeFile(values.out, report);

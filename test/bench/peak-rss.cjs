@@ -1,9 +1,13 @@
-// Preloaded into every timed process (NODE_OPTIONS=--require): writes the process's peak resident set
-// size in KiB to BENCH_RSS_FILE when it exits, so every tool is measured the same way, with Node alone.
+// Preloaded into every timed process (NODE_OPTIONS=--require): appends the process's peak resident set
+// size (KiB) and CPU time (user + system, µs) to BENCH_RSS_FILE when it exits, so that every tool is
+// measured the same way, with Node alone (no /usr/bin/time needed).
 /* eslint-disable @typescript-eslint/no-require-imports, no-undef -- a CommonJS preload script */
 const { appendFileSync } = require('node:fs');
 
 const file = process.env.BENCH_RSS_FILE;
 if (file) {
-  process.on('exit', () => appendFileSync(file, `${process.resourceUsage().maxRSS}\n`));
+  process.on('exit', () => {
+    const usage = process.resourceUsage();
+    appendFileSync(file, `${usage.maxRSS} ${usage.userCPUTime + usage.systemCPUTime}\n`);
+  });
 }

@@ -1,7 +1,9 @@
 /**
  * A synthetic API tree for the generator benchmark: `kinds` kinds in one group-version, each with nested
- * types, a string-union and an enum, maps, arrays of objects and validation markers, all importing one
- * shared file. The runtime's types come from a local declaration file, so every tool resolves them.
+ * types (interfaces and inline object types three deep), a string-literal union and a string enum, maps,
+ * arrays of objects and validation markers (Minimum, Maximum, MinLength, MaxLength, MaxItems, Pattern, Enum,
+ * listType=map), all importing one shared file. The runtime's types come from a local declaration file
+ * (node_modules/@kubesmith/runtime), so every tool resolves them to the same plain types.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -59,6 +61,8 @@ export interface ${kind}Container {
    */
   name: string;
   image: string;
+  /** +kubebuilder:validation:Enum=Always;IfNotPresent;Never */
+  pullPolicy?: string;
   /** Arguments. */
   args?: string[];
   env?: Record<string, string>;

@@ -1,0 +1,70 @@
+/**
+ * Where a cold `kubesmith manifests` spends its time, in one process on a synthetic tree (default 50 kinds):
+ * `node test/bench/phases.mjs [--kinds 50]` after `npm run build`. The program is first built step by step
+ * as createContext builds it (same compiler options), then the real createContext and generateCrds run, and
+ * last a full semantic check of the same program shows what type checking everything would add.
+ * Timings after the first steps run on a warm JIT, so they are lower bounds of their share of a cold run.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { writeSyntheticProject } from './synthetic.mjs';
+
+const { values } = parseArgs({ options: { kinds: { type: 'string', default: '50' } } });
+const kinds = Number(values.kinds);
+const dist = (file) => new URL(`../../dist/${file}`, import.meta.url).href;
+
+const phases = [];
+let last = performance.now();
+function phase(name) {
+  const now = performance.now();
+  phases.push([name, now - last]);
+  last = now;
+}
+phases.push(['node start to first line', performance.now()]);
+
+const dir = await mkdtemp(path.join(os.tmpdir(), `kubesmith-phases-${kinds}-`));
+try {
+  await writeSyntheticProject(dir, kinds);
+  last = performance.now();
+
+  const { Project } = await import('ts-morph');
+  phase('load ts-morph and TypeScript');
+  const { createContext } = await import(dist('manifests/context.js'));
+  const { generateCrds } = await import(dist('manifests/crd.js'));
+  const { writeYamlDocuments } = await import(dist('manifests/yaml.js'));
+  phase('load the generator modules');
+
+  const project = new Project({
+    tsConfigFilePath: path.join(dir, 'tsconfig.json'),
+    skipAddingFilesFromTsConfig: true,
+    compilerOptions: { noEmit: true, lib: ['lib.es5.d.ts'], types: [] },
+  });
+  phase('new Project (reads tsconfig)');
+  project.addSourceFilesAtPaths([`${dir}/src/**/*.ts`]);
+  phase(`add and parse ${kinds + 2} source files`);
+  const program = project.getProgram().compilerObject;
+  phase('create the program (lib.es5, module resolution)');
+  program.getTypeChecker();
+  phase('create the type checker (bind every file)');
+
+  const ctx = createContext(dir);
+  phase('createContext again, warm (all of the above)');
+  const files = generateCrds(ctx, { version: 'bench' });
+  phase(`generateCrds: ${files.length} CRDs (checker queries, markers, schemas)`);
+  for (const file of files) writeYamlDocuments(file.documents);
+  phase('write the YAML (in memory)');
+
+  const diagnostics = ctx.project.getProgram().compilerObject.getSemanticDiagnostics();
+  phase(`not done by kubesmith: full semantic check (${diagnostics.length} diagnostics)`);
+} finally {
+  await rm(dir, { recursive: true, force: true });
+}
+
+const rows = phases.map(([name, ms]) => `| ${name} | ${Math.round(ms)} ms |`);
+process.stdout.write(
+  `${kinds} kinds, Node ${process.version}, peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MiB\n\n` +
+    `| phase | time |\n| --- | ---: |\n${rows.join('\n')}\n`,
+);
