@@ -9,6 +9,7 @@ import { Controller, type MapFunction } from './controller.js';
 import type { ResourceKind } from './kinds.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
+import type { Predicate } from './predicate.js';
 import type { Reconciler, Request } from './reconcile.js';
 import type { KubernetesObject } from './types.js';
 
@@ -26,10 +27,18 @@ export interface BuilderOptions {
   maxConcurrentReconciles?: number;
 }
 
+/** Options of one watch (`for`, `owns`, `watches`). */
+export interface WatchOptions {
+  /** Only events these all let through are enqueued. Default: none (every event). */
+  predicates?: Predicate[];
+}
+
 export interface Builder {
-  for(kind: ResourceKind<unknown>): Builder;
-  owns(kind: ResourceKind<unknown>): Builder;
-  watches(kind: ResourceKind<unknown>, map: MapFunction): Builder;
+  for(kind: ResourceKind<unknown>, options?: WatchOptions): Builder;
+  owns(kind: ResourceKind<unknown>, options?: WatchOptions): Builder;
+  watches(kind: ResourceKind<unknown>, map: MapFunction, options?: WatchOptions): Builder;
+  /** A predicate for every watch of this controller (controller-runtime's WithEventFilter). */
+  withEventFilter(predicate: Predicate): Builder;
   named(name: string): Builder;
   withOptions(options: BuilderOptions): Builder;
   complete(reconciler: Reconciler): Controller;
@@ -37,23 +46,30 @@ export interface Builder {
 
 export function controllerManagedBy(host: ControllerHost): Builder {
   let forKind: ResourceKind<unknown> | undefined;
+  let forPredicates: Predicate[] = [];
   let name: string | undefined;
   let options: BuilderOptions = {};
-  const owned: ResourceKind<unknown>[] = [];
-  const watched: { kind: ResourceKind<unknown>; map: MapFunction }[] = [];
+  const filters: Predicate[] = [];
+  const owned: { kind: ResourceKind<unknown>; predicates: Predicate[] }[] = [];
+  const watched: { kind: ResourceKind<unknown>; map: MapFunction; predicates: Predicate[] }[] = [];
   const builder: Builder = {
-    for(kind) {
+    for(kind, watchOptions) {
       if (forKind)
         throw new Error(`for() was already called with ${forKind.kind}; a controller reconciles one kind`);
       forKind = kind;
+      forPredicates = watchOptions?.predicates ?? [];
       return builder;
     },
-    owns(kind) {
-      owned.push(kind);
+    owns(kind, watchOptions) {
+      owned.push({ kind, predicates: watchOptions?.predicates ?? [] });
       return builder;
     },
-    watches(kind, map) {
-      watched.push({ kind, map });
+    watches(kind, map, watchOptions) {
+      watched.push({ kind, map, predicates: watchOptions?.predicates ?? [] });
+      return builder;
+    },
+    withEventFilter(predicate) {
+      filters.push(predicate);
       return builder;
     },
     named(value) {
@@ -79,13 +95,18 @@ export function controllerManagedBy(host: ControllerHost): Builder {
           ? { maxConcurrentReconciles: options.maxConcurrentReconciles }
           : {}),
       });
-      if (forKind) controller.watch(host.informerFor(forKind), requestForObject);
-      for (const kind of owned) {
+      if (forKind)
+        controller.watch(host.informerFor(forKind), requestForObject, [...filters, ...forPredicates]);
+      for (const { kind, predicates } of owned) {
         const owner = forKind;
         if (!owner) throw new Error('owns() needs for(kind): the owner kind');
-        controller.watch(host.informerFor(kind), (object) => requestsForOwner(object, owner));
+        controller.watch(host.informerFor(kind), (object) => requestsForOwner(object, owner), [
+          ...filters,
+          ...predicates,
+        ]);
       }
-      for (const { kind, map } of watched) controller.watch(host.informerFor(kind), map);
+      for (const { kind, map, predicates } of watched)
+        controller.watch(host.informerFor(kind), map, [...filters, ...predicates]);
       host.add(controller);
       return controller;
     },

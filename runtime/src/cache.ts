@@ -10,7 +10,8 @@ import { objectKey, type ResourceKind } from './kinds.js';
 import type { Logger } from './logger.js';
 import type { KubernetesObject } from './types.js';
 
-export type ObjectHandler = (object: KubernetesObject) => void;
+/** Called with the object; for `update`, also with the object as the informer saw it before (if it did). */
+export type ObjectHandler = (object: KubernetesObject, oldObject?: KubernetesObject) => void;
 
 export interface Informer {
   on(event: 'add' | 'update' | 'delete', handler: ObjectHandler): void;
@@ -89,6 +90,24 @@ export function supervisedInformer(
   let retry: unknown;
   let settle: (() => void) | undefined;
   const firstSync = new Promise<void>((resolve) => (settle = resolve));
+  // client-node's ListWatch reports an update with the new object only: keep the last one seen of each
+  // object (references, not copies) so that update handlers (predicates) get the old one too.
+  const known = new Map<string, KubernetesObject>();
+  const handlers: Record<'add' | 'update' | 'delete', ObjectHandler[]> = { add: [], update: [], delete: [] };
+  listWatch.on('add', (object) => {
+    known.set(keyOf(object), object);
+    for (const handler of handlers.add) handler(object);
+  });
+  listWatch.on('update', (object) => {
+    const key = keyOf(object);
+    const oldObject = known.get(key);
+    known.set(key, object);
+    for (const handler of handlers.update) handler(object, oldObject);
+  });
+  listWatch.on('delete', (object) => {
+    known.delete(keyOf(object));
+    for (const handler of handlers.delete) handler(object);
+  });
   const run = async () => {
     const errorsBefore = errors;
     await listWatch.start();
@@ -111,7 +130,7 @@ export function supervisedInformer(
     }, delay);
   });
   return {
-    on: (event, handler) => listWatch.on(event, handler),
+    on: (event, handler) => handlers[event].push(handler),
     start: async () => {
       stopped = false;
       await run();
@@ -173,9 +192,9 @@ export class ManualInformer implements Informer {
   /** An object appeared or changed on the "server". */
   apply(object: KubernetesObject): void {
     const key = keyOf(object);
-    const existed = this.objects.has(key);
+    const oldObject = this.objects.get(key);
     this.objects.set(key, object);
-    if (this.started) this.emit(existed ? 'update' : 'add', object);
+    if (this.started) this.emit(oldObject ? 'update' : 'add', object, oldObject);
   }
 
   remove(object: KubernetesObject): void {
@@ -183,8 +202,12 @@ export class ManualInformer implements Informer {
     if (this.started) this.emit('delete', object);
   }
 
-  private emit(event: 'add' | 'update' | 'delete', object: KubernetesObject): void {
-    for (const handler of this.handlers[event]) handler(object);
+  private emit(
+    event: 'add' | 'update' | 'delete',
+    object: KubernetesObject,
+    oldObject?: KubernetesObject,
+  ): void {
+    for (const handler of this.handlers[event]) handler(object, oldObject);
   }
 }
 

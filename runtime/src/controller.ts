@@ -7,6 +7,7 @@ import type { Informer } from './cache.js';
 import { realClock, type Clock } from './clock.js';
 import type { Logger } from './logger.js';
 import { Metrics, RECONCILE_BUCKETS } from './metrics.js';
+import { passes, type Predicate } from './predicate.js';
 import { WorkQueue, type RateLimiter } from './queue.js';
 import { requestFromKey, requestKey, type Reconciler, type Request, type Result } from './reconcile.js';
 import type { KubernetesObject } from './types.js';
@@ -64,15 +65,21 @@ export class Controller {
     });
   }
 
-  /** Enqueues the requests `map` makes of every object `informer` reports. */
-  watch(informer: Informer, map: MapFunction): void {
+  /** Enqueues the requests `map` makes of every object `informer` reports that `predicates` let through. */
+  watch(informer: Informer, map: MapFunction, predicates: readonly Predicate[] = []): void {
     this.informers.push(informer);
     const enqueue = (object: KubernetesObject) => {
       for (const request of map(object)) this.queue.add(requestKey(request));
     };
-    informer.on('add', enqueue);
-    informer.on('update', enqueue);
-    informer.on('delete', enqueue);
+    informer.on('add', (object) => {
+      if (passes(predicates, 'create', object)) enqueue(object);
+    });
+    informer.on('update', (object, oldObject) => {
+      if (passes(predicates, 'update', object, oldObject)) enqueue(object);
+    });
+    informer.on('delete', (object) => {
+      if (passes(predicates, 'delete', object)) enqueue(object);
+    });
   }
 
   /** Starts the workers; resolves once the queue is shut down and every worker has finished. */

@@ -18,6 +18,7 @@ export {
   HttpClient,
   requestUrl,
   resourcePath,
+  type ApplyOptions,
   type Client,
   type DeleteOptions,
   type ListOptions,
@@ -46,8 +47,27 @@ export {
   requestsForOwner,
   type Builder,
   type BuilderOptions,
+  type WatchOptions,
   type ControllerHost,
 } from './builder.js';
+export {
+  and,
+  annotationChangedPredicate,
+  generationChangedPredicate,
+  labelChangedPredicate,
+  or,
+  type Predicate,
+  type WatchEvent,
+} from './predicate.js';
+export {
+  EventKind,
+  newEventRecorder,
+  type Event,
+  type EventRecorder,
+  type EventRecorderOptions,
+  type EventType,
+  type ObjectReference,
+} from './events.js';
 export { Manager, parseBindAddress, type ManagerOptions } from './manager.js';
 export { LeaderElector, LeaseKind, type Lease, type LeaderElectorOptions } from './leaderelection.js';
 export {
@@ -62,3 +82,4 @@ export {
 export { createLogger, type Fields, type Logger, type Level } from './logger.js';
 export { Metrics } from './metrics.js';
 export { realClock, type Clock } from './clock.js';
+export * from './webhook/index.js';

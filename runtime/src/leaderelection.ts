@@ -115,7 +115,22 @@ export class LeaderElector {
 
   private tick(): void {
     if (this.stopped) return;
-    this.attempt = this.tryAcquireOrRenew();
+    // A request that never answers (a network partition) must not hold the round up: a leader gives up
+    // once its renew deadline has passed, as client-go bounds its renewals with a RenewDeadline context.
+    // Otherwise another replica takes the Lease over after leaseDuration while this one still reconciles.
+    const budget = this.leading
+      ? Math.max(0, this.lastRenew + this.renewDeadlineMs - this.clock.now())
+      : this.renewDeadlineMs;
+    let timer: unknown;
+    const timedOut = new Promise<boolean>((resolve) => {
+      timer = this.clock.setTimeout(() => {
+        this.log.warn('acquiring or renewing the lease timed out', { timeoutMs: budget });
+        resolve(false);
+      }, budget);
+    });
+    const round = this.tryAcquireOrRenew();
+    round.catch(() => false).finally(() => this.clock.clearTimeout(timer));
+    this.attempt = Promise.race([round, timedOut]);
     this.attempt.then(
       (ok) => this.after(ok),
       (err: unknown) => {

@@ -12,10 +12,12 @@ import { clientNodeInformerFactory, InformerCache, type Informer, type InformerF
 import { HttpClient, type Client } from './client.js';
 import { realClock, type Clock } from './clock.js';
 import type { Controller } from './controller.js';
+import { newEventRecorder, type EventRecorder } from './events.js';
 import type { ResourceKind } from './kinds.js';
 import { inClusterNamespace, LeaderElector } from './leaderelection.js';
 import { createLogger, type Logger } from './logger.js';
 import { Metrics } from './metrics.js';
+import { WebhookServer, type WebhookServerOptions } from './webhook/index.js';
 
 export interface ManagerOptions {
   /** Default: KUBECONFIG, ~/.kube/config, or the in-cluster service account. */
@@ -49,6 +51,11 @@ export interface ManagerOptions {
   gracefulShutdownTimeoutMs?: number;
   /** How long the caches may take to sync before start() fails, as a missing CRD or RBAC rule would. Default: 120 000 ms. */
   cacheSyncTimeoutMs?: number;
+  /**
+   * The webhook server's options (port 9443, controller-runtime's certificate directory by default). It
+   * starts only when webhooks are registered on `mgr.webhookServer`.
+   */
+  webhookServer?: Omit<WebhookServerOptions, 'logger' | 'metrics'>;
   /** Stop on SIGTERM and SIGINT. Default true. */
   handleSignals?: boolean;
   logger?: Logger;
@@ -63,12 +70,15 @@ export class Manager implements ControllerHost {
   readonly client: Client;
   readonly logger: Logger;
   readonly metrics = new Metrics();
+  /** Where admission and conversion webhooks are registered; served over TLS while the manager runs. */
+  readonly webhookServer: WebhookServer;
   readonly clock: Clock;
   private readonly cache: InformerCache;
   /** Set with leaderElection: the controllers run only while it leads. */
   readonly leaderElector: LeaderElector | undefined;
   private lost: Error | undefined;
   private readonly controllers: Controller[] = [];
+  private readonly recorders = new Map<string, EventRecorder>();
   private readonly servers: http.Server[] = [];
   private readonly options: ManagerOptions;
   private state: 'new' | 'starting' | 'running' | 'stopping' | 'stopped' = 'new';
@@ -92,6 +102,11 @@ export class Manager implements ControllerHost {
     this.options = options;
     this.logger = options.logger ?? createLogger();
     this.clock = options.clock ?? realClock;
+    this.webhookServer = new WebhookServer({
+      ...options.webhookServer,
+      logger: this.logger.child({ logger: 'webhook' }),
+      metrics: this.metrics,
+    });
     let kubeConfig = options.kubeConfig;
     const needsKubeConfig = !options.client || !options.informerFactory;
     if (!kubeConfig && needsKubeConfig) {
@@ -131,6 +146,19 @@ export class Manager implements ControllerHost {
     });
   }
 
+  /**
+   * The event recorder of controller `name` (the events' reportingController), one per name. Events go
+   * through events.k8s.io/v1: the operator's RBAC needs `create` and `patch` on `events` of that group.
+   */
+  getEventRecorderFor(name: string): EventRecorder {
+    let recorder = this.recorders.get(name);
+    if (!recorder) {
+      recorder = newEventRecorder({ client: this.client, name, logger: this.logger, clock: this.clock });
+      this.recorders.set(name, recorder);
+    }
+    return recorder;
+  }
+
   informerFor(kind: ResourceKind<unknown>): Informer {
     return this.cache.informerFor(kind);
   }
@@ -165,6 +193,8 @@ export class Manager implements ControllerHost {
         if (req.url?.split('?')[0] !== '/metrics') return text(res, 404, 'not found\n');
         res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4' }).end(this.metrics.render());
       });
+      // Webhooks answer on every replica, before the caches sync: conversion needs no cache or lease.
+      if (this.webhookServer.paths().length > 0) await this.webhookServer.start();
       this.logger.info('Starting caches');
       await this.waitForCacheSync();
       if ((this.state as string) !== 'starting') return await this.done; // stopped meanwhile
@@ -235,6 +265,7 @@ export class Manager implements ControllerHost {
       await this.leaderElector.stop();
       this.setLeader(false);
     }
+    await this.webhookServer.stop();
     await this.cache.stop();
     await Promise.all(
       this.servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))),

@@ -122,3 +122,26 @@ describe('FakeClient', () => {
     expect((await client.get(NodeKind, 'n1')).metadata?.namespace).toBeUndefined();
   });
 });
+
+describe('FakeClient.apply', () => {
+  it('creates when absent, merges into the object when present, and needs a field manager', async () => {
+    const client = new FakeClient();
+    const created = await client.apply(GuestbookKind, guestbook('applied'), { fieldManager: 'm' });
+    expect(created.metadata?.uid).toBeTruthy();
+    const merged = await client.apply(
+      GuestbookKind,
+      {
+        apiVersion: GuestbookKind.apiVersion,
+        kind: 'Guestbook',
+        metadata: { name: 'applied', namespace: 'default', labels: { a: 'b' } },
+        spec: { size: 3 },
+      },
+      { fieldManager: 'm' },
+    );
+    expect(merged.spec.size).toBe(3);
+    expect(merged.metadata?.labels).toEqual({ a: 'b' });
+    await expect(client.apply(GuestbookKind, guestbook('x'), { fieldManager: '' })).rejects.toThrow(
+      /fieldManager/,
+    );
+  });
+});

@@ -70,6 +70,20 @@ export interface Envtest {
   pids: { etcd: number; apiServer: number; guard: number };
   /** Stops both processes and removes the directory. Safe to call more than once. */
   stop(): Promise<void>;
+  /**
+   * Stops kube-apiserver only: etcd keeps the data, clients get connection errors. For tests of what an
+   * operator does while the API server is away. SIGTERM, then SIGKILL after stopTimeoutMs (a kube-apiserver
+   * that has served a watch often takes all of it to exit); `{ kill: true }` sends SIGKILL at once, as a
+   * crash. `pids.apiServer` is the stopped process until startApiServer().
+   */
+  stopApiServer(options?: { kill?: boolean }): Promise<void>;
+  /**
+   * Starts kube-apiserver again on the same port, etcd, serving certificate and credentials (kubeConfig
+   * stays valid); resolves once `/readyz` answers ok. Its watch cache starts empty, as after a real restart.
+   */
+  startApiServer(): Promise<void>;
+  /** stopApiServer(options), then startApiServer(). */
+  restartApiServer(options?: { kill?: boolean }): Promise<void>;
 }
 
 function withDefaults(options: EnvtestOptions): ControlPlaneOptions {

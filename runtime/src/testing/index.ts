@@ -4,7 +4,7 @@
  * status subresource, finalizers that hold a deletion, label selectors, and the same ApiErrors.
  */
 import { randomUUID } from 'node:crypto';
-import type { Client, DeleteOptions, ListOptions, PatchType } from '../client.js';
+import type { ApplyOptions, Client, DeleteOptions, ListOptions, PatchType } from '../client.js';
 import { ApiError } from '../errors.js';
 import { objectKey, type ResourceKind } from '../kinds.js';
 import type { KubernetesObject } from '../types.js';
@@ -112,6 +112,20 @@ export class FakeClient implements Client {
     if (specOf(next) !== specOf(current)) next.metadata.generation = (current.metadata.generation ?? 1) + 1;
     keepImmutable(next, current);
     return clone(this.putOrFinalize(next)) as T;
+  }
+
+  /**
+   * Server-side apply, simplified: creates the object when absent, else merges the configuration into it
+   * as a merge patch would. Field ownership is not tracked (no conflicts, no removal of fields left out):
+   * test those against envtest.
+   */
+  async apply<T>(kind: ResourceKind<T>, object: T, options: ApplyOptions): Promise<T> {
+    const o = prepare(kind, object);
+    if (!options.fieldManager)
+      throw new Error(`apply ${kind.kind} ${o.metadata.name}: a fieldManager is required`);
+    const key = storeKey(kind.apiVersion, kind.kind, o.metadata.namespace, o.metadata.name);
+    if (!this.store.has(key)) return this.create(kind, object);
+    return this.patch(kind, o.metadata.name, o.metadata.namespace ?? '', o);
   }
 
   async delete<T>(

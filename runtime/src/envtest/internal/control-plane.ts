@@ -31,6 +31,8 @@ export class ControlPlane implements Cleanup {
   private readonly token = randomBytes(24).toString('hex');
   private processes: ControlPlaneProcess[] = [];
   private server = '';
+  private apiServerArgs: string[] = [];
+  private handleObject: Envtest | undefined;
   private stopping: Promise<void> | undefined;
 
   constructor(private readonly options: ControlPlaneOptions) {
@@ -91,31 +93,25 @@ export class ControlPlane implements Cleanup {
     );
     this.processes.push(etcd);
     const certDir = path.join(dir, 'certs');
-    const apiServer = new ControlPlaneProcess(
-      'kube-apiserver',
-      path.join(bin, 'kube-apiserver'),
-      [
-        `--etcd-servers=${etcdUrl}`,
-        `--cert-dir=${certDir}`,
-        `--secure-port=${securePort}`,
-        '--bind-address=127.0.0.1',
-        // Also puts 127.0.0.1 into the self-signed serving certificate.
-        '--advertise-address=127.0.0.1',
-        '--service-cluster-ip-range=10.0.0.0/24',
-        '--allow-privileged=true',
-        '--authorization-mode=RBAC',
-        `--token-auth-file=${path.join(dir, 'token.csv')}`,
-        '--service-account-issuer=https://localhost',
-        `--service-account-key-file=${path.join(dir, 'sa.pub')}`,
-        `--service-account-signing-key-file=${path.join(dir, 'sa.key')}`,
-        // As Go's envtest: no controller-manager creates the default ServiceAccount, so pods would be refused.
-        '--disable-admission-plugins=ServiceAccount',
-        ...this.options.apiServerArgs,
-      ],
-      path.join(dir, 'kube-apiserver.log'),
-      this.guard,
-    );
-    this.processes.push(apiServer);
+    this.apiServerArgs = [
+      `--etcd-servers=${etcdUrl}`,
+      `--cert-dir=${certDir}`,
+      `--secure-port=${securePort}`,
+      '--bind-address=127.0.0.1',
+      // Also puts 127.0.0.1 into the self-signed serving certificate.
+      '--advertise-address=127.0.0.1',
+      '--service-cluster-ip-range=10.0.0.0/24',
+      '--allow-privileged=true',
+      '--authorization-mode=RBAC',
+      `--token-auth-file=${path.join(dir, 'token.csv')}`,
+      '--service-account-issuer=https://localhost',
+      `--service-account-key-file=${path.join(dir, 'sa.pub')}`,
+      `--service-account-signing-key-file=${path.join(dir, 'sa.key')}`,
+      // As Go's envtest: no controller-manager creates the default ServiceAccount, so pods would be refused.
+      '--disable-admission-plugins=ServiceAccount',
+      ...this.options.apiServerArgs,
+    ];
+    this.processes.push(this.spawnApiServer());
 
     this.server = `https://127.0.0.1:${securePort}`;
     const ca = await waitReady(
@@ -144,16 +140,73 @@ export class ControlPlane implements Cleanup {
     this.kubeConfig.loadFromString(text);
   }
 
+  private spawnApiServer(): ControlPlaneProcess {
+    return new ControlPlaneProcess(
+      'kube-apiserver',
+      path.join(this.options.binaryAssetsDirectory, 'kube-apiserver'),
+      this.apiServerArgs,
+      path.join(this.directory, 'kube-apiserver.log'),
+      this.guard,
+    );
+  }
+
+  /** The running kube-apiserver: always the last process started. */
+  private get apiServer(): ControlPlaneProcess | undefined {
+    const last = this.processes.at(-1);
+    return last?.name === 'kube-apiserver' ? last : undefined;
+  }
+
+  /**
+   * Stops kube-apiserver (SIGTERM, then SIGKILL after stopTimeoutMs; with `kill`, SIGKILL at once); etcd
+   * and its data stay.
+   */
+  async stopApiServer(options: { kill?: boolean } = {}): Promise<void> {
+    if (this.stopping) throw new Error('envtest is stopped');
+    const apiServer = this.apiServer;
+    if (!apiServer || apiServer.exitStatus !== undefined) return;
+    if (options.kill) await apiServer.kill();
+    else await apiServer.stop(this.options.stopTimeoutMs);
+  }
+
+  /**
+   * Starts kube-apiserver again with the same flags: same port, etcd, serving certificate and credentials,
+   * so the KubeConfig stays valid. Resolves once /readyz answers ok.
+   */
+  async startApiServer(): Promise<void> {
+    if (this.stopping) throw new Error('envtest is stopped');
+    const current = this.apiServer;
+    if (current && current.exitStatus === undefined) return;
+    const etcd = this.processes.find((p) => p.name === 'etcd' && p.exitStatus === undefined);
+    if (!etcd) throw new Error('etcd is not running');
+    const apiServer = this.spawnApiServer();
+    this.processes = [etcd, apiServer];
+    if (this.handleObject) this.handleObject.pids.apiServer = apiServer.pid ?? 0;
+    await waitReady(
+      this.server,
+      path.join(this.directory, 'certs', 'apiserver.crt'),
+      this.token,
+      this.processes,
+      Date.now() + this.options.startTimeoutMs,
+    );
+  }
+
   handle(): Envtest {
     const [etcd, apiServer] = this.processes.slice(-2);
-    return {
+    this.handleObject = {
       kubeConfig: this.kubeConfig,
       kubeconfigPath: path.join(this.directory, 'kubeconfig'),
       server: this.server,
       directory: this.directory,
       pids: { etcd: etcd?.pid ?? 0, apiServer: apiServer?.pid ?? 0, guard: this.guard.pid ?? 0 },
       stop: () => this.stop(),
+      stopApiServer: (options) => this.stopApiServer(options),
+      startApiServer: () => this.startApiServer(),
+      restartApiServer: async (options) => {
+        await this.stopApiServer(options);
+        await this.startApiServer();
+      },
     };
+    return this.handleObject;
   }
 
   stop(): Promise<void> {

@@ -75,6 +75,14 @@ export class ControlPlaneProcess {
     clearTimeout(timer);
   }
 
+  /** SIGKILL at once, as a crash; resolves once the process has exited. */
+  async kill(): Promise<void> {
+    if (this.status !== undefined) return;
+    this.child.ref();
+    this.signal('SIGKILL');
+    await this.exited;
+  }
+
   /** Synchronous, for process 'exit' and signal handlers: no waiting. */
   killNow(): void {
     if (this.status === undefined) this.signal('SIGKILL');
