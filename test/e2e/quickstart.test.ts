@@ -77,7 +77,7 @@ describe('quick start through npx', () => {
   });
 
   it(
-    'create api adds a custom resource and a Pod controller',
+    'create api adds a custom resource and a Pod controller, create webhook its webhooks',
     async () => {
       const api = await sh(project, 'npx', [
         'kubesmith',
@@ -105,9 +105,24 @@ describe('quick start through npx', () => {
         '--controller',
       ]);
       expect(pod.exitCode, String(pod.all)).toBe(0);
+      const webhook = await sh(project, 'npx', [
+        'kubesmith',
+        'create',
+        'webhook',
+        '--group',
+        'webapp',
+        '--version',
+        'v1',
+        '--kind',
+        'Guestbook',
+        '--defaulting',
+        '--programmatic-validation',
+      ]);
+      expect(webhook.exitCode, String(webhook.all)).toBe(0);
       const main = await readFile(path.join(project, 'src/main.ts'), 'utf8');
       expect(main).toMatch(/GuestbookReconciler/);
       expect(main).toMatch(/PodReconciler/);
+      expect(main).toMatch(/setupGuestbookWebhookWithManager\(mgr\)/);
     },
     2 * MINUTES,
   );
@@ -126,6 +141,7 @@ describe('quick start through npx', () => {
       // test against a real kube-apiserver (npm test provisions the envtest binaries before this test).
       expect(output['test']).toMatch(/guestbook\.controller\.test\.ts/);
       expect(output['test']).toMatch(/pod\.controller\.test\.ts/);
+      expect(output['test']).toMatch(/guestbook\.webhook\.test\.ts/);
       expect(output['test']).toMatch(/✓ .*reconciles the sample: it becomes Available/);
       expect(output['test']).not.toMatch(/skipping the envtest tests/);
       // create api generated the manifests, so the CI check of the generated project passes.
