@@ -11,7 +11,7 @@ import {
 } from '../project/resource.js';
 import { apiContext, type ApiContext } from './context.js';
 import { BOILERPLATE_FILE } from './init.js';
-import { insertAtMarker } from './insert.js';
+import { addAtMarker } from './add-at-marker.js';
 import type { Plan } from './plan.js';
 import { addFolder } from './render.js';
 import { Tree } from './tree.js';
@@ -72,13 +72,13 @@ export async function planCreateApi(project: LoadedProject, options: CreateApiOp
   }
   if (options.controller) {
     await addFolder(tree, resource.builtin ? 'api/builtin-controller' : 'api/controller', context, ifExists);
-    await insert(
+    await addAtMarker(
       tree,
       'src/main.ts',
       'imports',
       `import { ${context.reconcilerClass} } from '${context.controllerImportFromMain}';`,
     );
-    await insert(
+    await addAtMarker(
       tree,
       'src/main.ts',
       'builder',
@@ -108,35 +108,23 @@ export async function planCreateApi(project: LoadedProject, options: CreateApiOp
 }
 
 async function insertResourceEntries(tree: Tree, context: ApiContext): Promise<void> {
-  await insert(tree, 'config/crd/kustomization.yaml', 'crdkustomizeresource', `- bases/${context.crdFile}`);
-  await insert(tree, 'config/default/kustomization.yaml', 'crd', '- ../crd');
-  await insert(
+  await addAtMarker(
+    tree,
+    'config/crd/kustomization.yaml',
+    'crdkustomizeresource',
+    `- bases/${context.crdFile}`,
+  );
+  await addAtMarker(tree, 'config/default/kustomization.yaml', 'crd', '- ../crd');
+  await addAtMarker(
     tree,
     'config/samples/kustomization.yaml',
     'manifestskustomizesamples',
     `- ${context.sampleFile}`,
   );
-  await insert(
+  await addAtMarker(
     tree,
     'config/rbac/kustomization.yaml',
     'rbacresources',
     ['admin', 'editor', 'viewer'].map((role) => `- ${context.rolePrefix}_${role}_role.yaml`).join('\n'),
   );
-}
-
-/** Adds `fragment` at a scaffold marker; a file or marker the user removed becomes a warning, not a failure. */
-async function insert(tree: Tree, file: string, point: string, fragment: string): Promise<void> {
-  const content = await tree.read(file);
-  if (content === undefined) {
-    tree.warnings.push(`${file} not found: add this by hand:\n  ${fragment.replace(/\n/g, '\n  ')}`);
-    return;
-  }
-  const result = insertAtMarker(file, content, point, fragment);
-  if (!result.ok) {
-    tree.warnings.push(
-      `${file} has no "+kubesmith:scaffold:${point}" marker: add this by hand:\n  ${fragment.replace(/\n/g, '\n  ')}`,
-    );
-    return;
-  }
-  if (result.content !== content) await tree.write(file, result.content);
 }

@@ -13,7 +13,7 @@ import type { LoadedProject } from '../project/find.js';
 import { BUILTIN_GROUPS, findResource, resolveResource, type ResourceFlags } from '../project/resource.js';
 import { apiContext, type ApiContext } from './context.js';
 import { BOILERPLATE_FILE } from './init.js';
-import { insertAtMarker, insertBlockAtMarker } from './insert.js';
+import { addAtMarker } from './add-at-marker.js';
 import type { Plan } from './plan.js';
 import { addFolder, templatesDir } from './render.js';
 import { Tree } from './tree.js';
@@ -125,31 +125,31 @@ export async function planCreateWebhook(
   await addFolder(tree, 'webhook/files', context, () => 'skip');
   for (const [type] of wanted) {
     const block = async (file: string, point: string, fragment: string) =>
-      insertOrWarn(tree, file, point, await renderFragment(fragment, context), true);
+      addAtMarker(tree, file, point, await renderFragment(fragment, context), { block: true });
     await block(context.webhookFile, 'webhooks', `${type}.ts.hbs`);
     await block(context.webhookFile, 'register', `${type}-register.ts.hbs`);
     await block(context.webhookTestFile, 'webhooktests', `${type}.test.ts.hbs`);
   }
-  await insertOrWarn(
+  await addAtMarker(
     tree,
     'src/main.ts',
     'imports',
     `import { ${context.setupFunction} } from '${context.webhookImportFromMain}';`,
   );
-  await insertOrWarn(
+  await addAtMarker(
     tree,
     'src/main.ts',
     'builder',
     `if (process.env['ENABLE_WEBHOOKS'] !== 'false') ${context.setupFunction}(mgr);`,
   );
-  await insertOrWarn(tree, 'config/default/kustomization.yaml', 'webhook', '- ../webhook\n- ../certmanager');
-  await insertOrWarn(
+  await addAtMarker(tree, 'config/default/kustomization.yaml', 'webhook', '- ../webhook\n- ../certmanager');
+  await addAtMarker(
     tree,
     'config/default/kustomization.yaml',
     'webhookpatches',
     '- path: manager_webhook_patch.yaml',
   );
-  await insertOrWarn(
+  await addAtMarker(
     tree,
     'config/network-policy/kustomization.yaml',
     'networkpolicies',
@@ -176,24 +176,4 @@ export async function planCreateWebhook(
     : [...config.resources, entry];
   await tree.write(PROJECT_FILE, serializeProject({ ...config, resources }));
   return tree.plan();
-}
-
-/** Adds `fragment` at a scaffold marker; a missing file or marker is a warning with what to add by hand. */
-async function insertOrWarn(
-  tree: Tree,
-  file: string,
-  point: string,
-  fragment: string,
-  block = false,
-): Promise<void> {
-  const content = await tree.read(file);
-  const insert = block ? insertBlockAtMarker : insertAtMarker;
-  const result = content === undefined ? undefined : insert(file, content, point, fragment);
-  if (!result?.ok) {
-    tree.warnings.push(
-      `${file} has no "+kubesmith:scaffold:${point}" marker: add this by hand:\n  ${fragment.replace(/\n/g, '\n  ')}`,
-    );
-    return;
-  }
-  if (result.content !== content) await tree.write(file, result.content);
 }
