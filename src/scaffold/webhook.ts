@@ -102,7 +102,12 @@ export async function planCreateWebhook(
       },
     );
   }
-  const resource = resolveResource(options, config, builtin);
+  // The kind's recorded plural (`create api --plural`) names its resource in the webhook rules.
+  const resource = resolveResource(
+    { ...options, ...(existing?.plural ? { plural: existing.plural } : {}) },
+    config,
+    builtin,
+  );
   const hooks = existing?.webhooks;
   const wanted = [
     ...(options.defaulting ? [['defaulting', hooks?.defaulting] as const] : []),

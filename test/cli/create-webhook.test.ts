@@ -155,6 +155,13 @@ describe('kubesmith create webhook', () => {
     expect(await snapshot(dir)).toEqual(before);
   });
 
+  it("uses the plural recorded by create api --plural in the webhook's rules", async () => {
+    const api = ['--group', 'webapp', '--version', 'v1', '--kind', 'Octopus'];
+    expect((await run(dir, 'create', 'api', ...api, '--plural', 'octopodes')).code).toBe(0);
+    expect((await run(dir, 'create', 'webhook', ...api, '--programmatic-validation')).code).toBe(0);
+    expect(await read(dir, 'src/api/webapp/v1/octopus.webhook.ts')).toMatch(/resources=octopodes,/);
+  });
+
   it('--dry-run prints the plan and writes nothing', async () => {
     const before = await snapshot(dir);
     const result = await run(dir, ...guestbook, '--defaulting', '--dry-run');
