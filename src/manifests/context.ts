@@ -4,7 +4,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Project, ts } from 'ts-morph';
+import { Project, ts } from './ts-morph.cjs';
 import { parse as parseYaml } from 'yaml';
 import { KubesmithError } from '../errors.js';
 import { defaultRegistry, type Diagnostic, type Marker, type MarkerRegistry } from '../markers/index.js';

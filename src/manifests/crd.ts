@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import pluralize from 'pluralize';
-import { ts } from 'ts-morph';
+import { ts } from './ts-morph.cjs';
 import { isError, type Marker } from '../markers/index.js';
 import { crdSchemaProblems, type JSONSchemaProps } from '../schema/index.js';
 import type { ManifestContext } from './context.js';

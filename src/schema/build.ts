@@ -4,7 +4,7 @@
  * (a placeholder is stored before recursing, which is how cycles are found) and always inlined.
  * Problems become diagnostics naming the property path and the fix; a placeholder schema stands in.
  */
-import { ts } from 'ts-morph';
+import { ts } from '../manifests/ts-morph.cjs';
 import {
   collectFileMarkers,
   commentTextLines,
