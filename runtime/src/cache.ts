@@ -3,7 +3,7 @@
  * The manager shares one informer per kind between its controllers. The informer factory is injectable:
  * tests feed events by hand, production uses @kubernetes/client-node's ListWatch.
  */
-import { makeInformer, type KubeConfig } from '@kubernetes/client-node';
+import { ListWatch, Watch, type KubeConfig } from '@kubernetes/client-node';
 import { HttpClient, resourcePath } from './client.js';
 import { realClock, type Clock } from './clock.js';
 import { objectKey, type ResourceKind } from './kinds.js';
@@ -26,7 +26,15 @@ export interface Informer {
 export interface InformerOptions {
   /** Watch one namespace only. */
   namespace?: string;
+  /** Only objects with matching labels (`app=web,tier!=cache`). */
   labelSelector?: string;
+  /** Only objects with matching fields (`metadata.name=x`; which fields depends on the kind). */
+  fieldSelector?: string;
+}
+
+/** The objects of one kind a cache holds: controller-runtime's `cache.Options.ByObject`. */
+export interface KindSelector extends Omit<InformerOptions, 'namespace'> {
+  kind: ResourceKind<unknown>;
 }
 
 export type InformerFactory = (kind: ResourceKind<unknown>, options: InformerOptions) => Informer;
@@ -56,21 +64,80 @@ export function clientNodeInformerFactory(
   return (kind, options) => {
     const namespace = kind.namespaced ? options.namespace : undefined;
     let listed = false;
-    const listWatch = makeInformer<KubernetesObject & { metadata: { name: string } }>(
-      kubeConfig,
+    const listWatch = new ListWatch<KubernetesObject & { metadata: { name: string } }>(
       resourcePath(kind, namespace),
+      watchWithBookmarks(kubeConfig),
       async () => {
         const page = await client.listPage(kind, {
           ...(namespace ? { namespace } : {}),
           ...(options.labelSelector ? { labelSelector: options.labelSelector } : {}),
+          ...(options.fieldSelector ? { fieldSelector: options.fieldSelector } : {}),
         });
         listed = true;
         return { ...page, items: page.items as (KubernetesObject & { metadata: { name: string } })[] };
       },
+      false,
       options.labelSelector,
+      options.fieldSelector,
     ) as unknown as ListWatchLike;
     return supervisedInformer(listWatch, () => listed, logger.child({ kind: kind.kind }), clock);
   };
+}
+
+export interface WatchTimeouts {
+  /** A number in [0, 1): timeoutSeconds is 300 * (1 + random()). Default: Math.random. */
+  random?: () => number;
+  /**
+   * How long after its timeoutSeconds a watch the server has not ended is given up as dead. Default:
+   * 30 000 ms.
+   */
+  graceMs?: number;
+}
+
+/**
+ * client-node's Watch with client-go's reflector parameters: `allowWatchBookmarks`, so that the
+ * resourceVersion a watch resumes from stays recent (ListWatch takes it from BOOKMARK events) and a
+ * reconnection seldom needs a relist; and `timeoutSeconds` between 5 and 10 minutes, so that the server
+ * ends every watch now and then and the ListWatch opens a new one from where it was. A watch still open
+ * `graceMs` after its timeout has lost its server without its connection closing (a network partition,
+ * a vanished NAT entry): it ends with an error, so the informer reconnects, instead of waiting forever.
+ */
+export function watchWithBookmarks(kubeConfig: KubeConfig, options: WatchTimeouts = {}): Watch {
+  const watch = new Watch(kubeConfig);
+  const random = options.random ?? Math.random;
+  const graceMs = options.graceMs ?? 30_000;
+  return {
+    config: kubeConfig,
+    watch: async (path, queryParams, callback, done) => {
+      const timeoutSeconds = Math.floor(300 * (1 + random()));
+      let finished = false;
+      const finish = (err: unknown) => {
+        if (finished) return;
+        finished = true;
+        clearTimeout(deadline);
+        done(err);
+      };
+      const deadline = setTimeout(
+        () => {
+          const ms = timeoutSeconds * 1000 + graceMs;
+          finish(
+            new Error(`the watch of ${path} was not ended by the server within ${ms} ms: presumed dead`),
+          );
+        },
+        timeoutSeconds * 1000 + graceMs,
+      );
+      deadline.unref();
+      const controller = await watch.watch(
+        path,
+        { ...queryParams, allowWatchBookmarks: true, timeoutSeconds },
+        callback,
+        finish,
+      );
+      // Ended by the deadline while connecting: nobody else will abort this connection.
+      if (finished) controller.abort();
+      return controller;
+    },
+  } as Watch;
 }
 
 /**
@@ -220,16 +287,25 @@ export class InformerCache {
   private readonly informers = new Map<string, Informer>();
   private started = false;
 
+  private readonly selectors = new Map<string, KindSelector>();
+
   constructor(
     private readonly factory: InformerFactory,
     private readonly options: InformerOptions = {},
-  ) {}
+    /** Per kind: only the objects these select. Default: every object (of `options.namespace`). */
+    selectors: readonly KindSelector[] = [],
+  ) {
+    for (const selector of selectors) {
+      this.selectors.set(`${selector.kind.apiVersion}/${selector.kind.kind}`, selector);
+    }
+  }
 
   informerFor(kind: ResourceKind<unknown>): Informer {
     const key = `${kind.apiVersion}/${kind.kind}`;
     let informer = this.informers.get(key);
     if (!informer) {
-      informer = this.factory(kind, this.options);
+      const { kind: _kind, ...selector } = this.selectors.get(key) ?? { kind };
+      informer = this.factory(kind, { ...this.options, ...selector });
       this.informers.set(key, informer);
       if (this.started) void informer.start();
     }

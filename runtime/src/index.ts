@@ -40,6 +40,7 @@ export {
   type Informer,
   type InformerFactory,
   type InformerOptions,
+  type KindSelector,
 } from './cache.js';
 export { Controller, type MapFunction } from './controller.js';
 export {

@@ -8,7 +8,13 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { ControllerHost } from './builder.js';
-import { clientNodeInformerFactory, InformerCache, type Informer, type InformerFactory } from './cache.js';
+import {
+  clientNodeInformerFactory,
+  InformerCache,
+  type Informer,
+  type InformerFactory,
+  type KindSelector,
+} from './cache.js';
 import { HttpClient, type Client } from './client.js';
 import { realClock, type Clock } from './clock.js';
 import type { Controller } from './controller.js';
@@ -24,6 +30,12 @@ export interface ManagerOptions {
   kubeConfig?: KubeConfig;
   /** Watch and cache only this namespace (WATCH_NAMESPACE); all namespaces when absent. */
   namespace?: string;
+  /**
+   * Per kind, cache (and so watch and reconcile) only the objects matching these label and field
+   * selectors, as controller-runtime's `cache.Options.ByObject`: an object that stops matching leaves the
+   * cache as a delete event. Default: every object of every kind.
+   */
+  cacheSelectors?: KindSelector[];
   /** `host:port` of /metrics; `'0'` turns it off. Default `:8080`. */
   metricsBindAddress?: string;
   /** `host:port` of /healthz and /readyz; `'0'` turns them off. Default `:8081`. */
@@ -116,7 +128,11 @@ export class Manager implements ControllerHost {
     this.client = options.client ?? new HttpClient(kubeConfig as KubeConfig);
     const factory =
       options.informerFactory ?? clientNodeInformerFactory(kubeConfig as KubeConfig, this.logger, this.clock);
-    this.cache = new InformerCache(factory, options.namespace ? { namespace: options.namespace } : {});
+    this.cache = new InformerCache(
+      factory,
+      options.namespace ? { namespace: options.namespace } : {},
+      options.cacheSelectors ?? [],
+    );
     this.leaderElector = options.leaderElection ? this.newLeaderElector(options) : undefined;
   }
 

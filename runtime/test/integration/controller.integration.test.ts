@@ -259,7 +259,12 @@ describe('a controller for a custom resource', () => {
     ).toBe(5);
     expect(metrics.value('workqueue_retries_total', { name: 'widget' })).toBe(5);
     const errorLine = running.lines.find((line) => line['msg'] === 'Reconciler error');
-    expect(errorLine).toMatchObject({ controller: 'widget', namespace: ns, name: 'flaky' });
+    expect(errorLine).toMatchObject({
+      controller: 'widget',
+      namespace: ns,
+      name: 'flaky',
+      reconcileID: expect.any(String),
+    });
     expect(failing).toHaveLength(6);
   });
 
@@ -430,5 +435,140 @@ describe('events', () => {
     })) as unknown as { involvedObject: { kind: string; uid: string }; count?: number }[];
     expect(core.length).toBeGreaterThanOrEqual(1);
     expect(core[0]!.involvedObject).toMatchObject({ kind: 'Widget', uid: created.metadata?.uid });
+  });
+});
+
+describe('scope and concurrency', () => {
+  it('a manager with a namespace (WATCH_NAMESPACE) reconciles objects of that namespace only', async () => {
+    const watched = await createNamespace(env, 'watched');
+    const other = await createNamespace(env, 'other');
+    const calls: Request[] = [];
+    running = await runManager(
+      env,
+      (mgr) => {
+        controllerManagedBy(mgr)
+          .for(WidgetKind)
+          .complete({
+            async reconcile(request) {
+              calls.push(request);
+            },
+          });
+      },
+      { namespace: watched },
+    );
+    await client.create(WidgetKind, widget(other, 'ignored'));
+    await client.create(WidgetKind, widget(watched, 'mine'));
+    await eventually(() => calls.length > 0, 'a reconcile');
+    await client.patch(WidgetKind, 'ignored', other, { spec: { size: 2 } });
+    await client.patch(WidgetKind, 'mine', watched, { spec: { size: 2 } });
+    await eventually(() => calls.length > 1, 'the reconcile of the update');
+    expect(calls.every((call) => call.namespace === watched)).toBe(true);
+  });
+
+  it("cacheSelectors: only objects matching a kind's label and field selectors are cached and reconciled", async () => {
+    const ns = await createNamespace(env, 'selected');
+    const events: string[] = [];
+    running = await runManager(
+      env,
+      (mgr) => {
+        controllerManagedBy(mgr)
+          .for(WidgetKind)
+          .complete({ reconcile: async () => {} });
+        controllerManagedBy(mgr)
+          .named('recorder')
+          .watches(WidgetKind, (object) => {
+            events.push(`${object.metadata?.name}:${object.metadata?.labels?.['managed'] ?? '-'}`);
+            return [];
+          })
+          .complete({ reconcile: async () => {} });
+      },
+      {
+        cacheSelectors: [
+          { kind: WidgetKind, labelSelector: 'managed=true', fieldSelector: `metadata.namespace=${ns}` },
+        ],
+      },
+    );
+    const managed = (name: string, value?: string) => ({
+      ...widget(ns, name),
+      metadata: { name, namespace: ns, labels: (value ? { managed: value } : {}) as Record<string, string> },
+    });
+    await client.create(WidgetKind, managed('plain'));
+    await client.create(WidgetKind, managed('no', 'false'));
+    await client.create(WidgetKind, managed('yes', 'true'));
+    await eventually(() => events.includes('yes:true'), 'the matching widget');
+    expect(events).toEqual(['yes:true']);
+    // Labelled later: it enters the cache; unlabelled: it leaves it (a delete event).
+    await client.patch(WidgetKind, 'plain', ns, { metadata: { labels: { managed: 'true' } } });
+    await eventually(() => events.includes('plain:true'), 'the widget labelled later');
+    await client.patch(WidgetKind, 'yes', ns, { metadata: { labels: { managed: 'no-longer' } } });
+    await eventually(() => events.length === 3, 'the widget that stopped matching');
+    expect(events[2]).toMatch(/^yes:/);
+    const other = await createNamespace(env, 'unselected');
+    await client.create(WidgetKind, {
+      ...managed('elsewhere', 'true'),
+      metadata: { name: 'elsewhere', namespace: other, labels: { managed: 'true' } },
+    });
+    await client.patch(WidgetKind, 'no', ns, { metadata: { labels: { managed: 'true' } } });
+    await eventually(() => events.includes('no:true'), 'the last change');
+    expect(events.some((e) => e.startsWith('elsewhere'))).toBe(false);
+  });
+
+  it('maxConcurrentReconciles runs different objects at once, never one object twice at once', async () => {
+    const ns = await createNamespace(env, 'concurrent');
+    let inFlight = 0;
+    let most = 0;
+    const busy = new Set<string>();
+    let overlapping = false;
+    const release = gate();
+    const witnessed: KubernetesObject[] = [];
+    const finished: string[] = [];
+    running = await runManager(env, (mgr) => {
+      controllerManagedBy(mgr)
+        .for(WidgetKind)
+        .withOptions({ maxConcurrentReconciles: 3 })
+        .complete({
+          async reconcile(request) {
+            if (request.namespace !== ns) return;
+            if (busy.has(request.name)) overlapping = true;
+            busy.add(request.name);
+            most = Math.max(most, ++inFlight);
+            await release.promise;
+            inFlight--;
+            busy.delete(request.name);
+            finished.push(request.name);
+          },
+        });
+      controllerManagedBy(mgr)
+        .named('witness')
+        .watches(WidgetKind, (object) => {
+          if (object.metadata?.namespace === ns) witnessed.push(object);
+          return [];
+        })
+        .complete({ reconcile: async () => {} });
+    });
+    await client.create(WidgetKind, widget(ns, 'a'));
+    await client.create(WidgetKind, widget(ns, 'b'));
+    await eventually(() => inFlight === 2, 'two reconciles at once');
+    // A third worker is free, but a change of `a` waits until a's reconcile is over.
+    await client.patch(WidgetKind, 'a', ns, { spec: { size: 2 } });
+    await eventually(
+      () => witnessed.some((o) => o.metadata?.name === 'a' && (o as Widget).spec?.size === 2),
+      'the change of a to reach the informer',
+    );
+    expect(inFlight).toBe(2);
+    // Two more objects: one takes the free worker, the other waits for one.
+    await client.create(WidgetKind, widget(ns, 'c'));
+    await client.create(WidgetKind, widget(ns, 'd'));
+    await eventually(() => inFlight === 3, 'three reconciles at once');
+    await eventually(
+      () => witnessed.some((o) => o.metadata?.name === 'd'),
+      'the creation of d to reach the informer',
+    );
+    expect(inFlight).toBe(3);
+    release.open();
+    await eventually(() => finished.length >= 5, 'a, b, c, d and a again to be reconciled');
+    expect(finished.sort()).toEqual(['a', 'a', 'b', 'c', 'd']);
+    expect(most).toBe(3);
+    expect(overlapping).toBe(false);
   });
 });

@@ -5,19 +5,23 @@
  * a matter of timing.
  */
 import net from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig, ListWatch } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { controllerManagedBy } from '../../src/builder.js';
+import { supervisedInformer, watchWithBookmarks } from '../../src/cache.js';
 import { HttpClient, type Client } from '../../src/client.js';
 import type { Envtest } from '../../src/envtest/index.js';
 import { isNotFound } from '../../src/errors.js';
 import {
+  ConfigMapKind,
   createNamespace,
   eventually,
   httpGet,
+  memoryLogger,
   runManager,
   startTestEnv,
   WidgetKind,
+  type ConfigMap,
   type RunningManager,
   type Widget,
 } from './helpers.js';
@@ -292,6 +296,93 @@ describe('a network partition', () => {
       relay.block();
       relay.unblock();
       await run.mgr.stop();
+    }
+  }, 30_000);
+});
+
+describe('watches', () => {
+  it('ask for bookmarks, are ended by the server after timeoutSeconds and resumed', async () => {
+    const ns = await createNamespace(env, 'bookmarks');
+    const path = `/api/v1/namespaces/${ns}/configmaps`;
+    // random() = -0.996 makes timeoutSeconds 1 instead of 300-600.
+    const watch = watchWithBookmarks(env.kubeConfig, { random: () => -0.996 });
+    const types: string[] = [];
+    let ended = false;
+    await watch.watch(
+      path,
+      {},
+      (type) => types.push(type),
+      () => (ended = true),
+    );
+    await eventually(() => ended, 'the server to end the watch', 5_000);
+    expect(types).toContain('BOOKMARK');
+
+    // A ListWatch on it opens a new watch each time the server ends one, from where it was.
+    const listWatch = new ListWatch(
+      path,
+      watch,
+      async () => {
+        const page = await client.list(ConfigMapKind, { namespace: ns });
+        return { items: page as (ConfigMap & { metadata: { name: string } })[], metadata: {} };
+      },
+      false,
+    );
+    let connects = 0;
+    const added: string[] = [];
+    listWatch.on('connect', () => connects++);
+    listWatch.on('add', (object) => added.push(object.metadata?.name ?? ''));
+    await listWatch.start();
+    try {
+      await eventually(() => connects >= 2, 'a watch ended by the server and resumed', 5_000);
+      await client.create(ConfigMapKind, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'late', namespace: ns },
+      });
+      await eventually(() => added.includes('late'), 'the object created after the resumptions');
+    } finally {
+      await listWatch.stop();
+    }
+  }, 30_000);
+});
+
+describe('a watch that goes silent', () => {
+  it('is given up after its timeout and a grace period, and the informer reconnects', async () => {
+    const ns = await createNamespace(env, 'silent');
+    const path = `/api/v1/namespaces/${ns}/configmaps`;
+    const relayClient = new HttpClient(throughRelay());
+    // timeoutSeconds 1, grace 500 ms: a watch still open after 1.5 s is dead.
+    const listWatch = new ListWatch(
+      path,
+      watchWithBookmarks(throughRelay(), { random: () => -0.996, graceMs: 500 }),
+      async () => {
+        const page = await relayClient.listPage(ConfigMapKind, { namespace: ns });
+        return page as {
+          items: (ConfigMap & { metadata: { name: string } })[];
+          metadata: { resourceVersion?: string };
+        };
+      },
+      false,
+    );
+    const informer = supervisedInformer(listWatch as never, () => true, memoryLogger().logger);
+    const added: string[] = [];
+    informer.on('add', (object) => added.push(object.metadata?.name ?? ''));
+    await informer.start();
+    try {
+      // The partition: the open watch and every new connection carry nothing, nothing is closed.
+      relay.blackhole();
+      await client.create(ConfigMapKind, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'unseen', namespace: ns },
+      });
+      // It heals for new connections; the old ones stay silent for good.
+      relay.unblock();
+      await eventually(() => added.includes('unseen'), 'the object created during the partition', 10_000);
+    } finally {
+      await informer.stop();
+      relay.block();
+      relay.unblock();
     }
   }, 30_000);
 });
