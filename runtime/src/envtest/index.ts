@@ -22,6 +22,17 @@ import type { KubeConfig, V1CustomResourceDefinition } from '@kubernetes/client-
 import { findBinaryAssets } from './binaries.js';
 import { ControlPlane, type ControlPlaneOptions } from './internal/control-plane.js';
 import { installCrds, readCrds } from './internal/crds.js';
+import {
+  installWebhookConfigurations,
+  pointAtLocalServer,
+  prepareLocalServing,
+  readWebhookConfigurations,
+  withConversionWebhooks,
+  type LocalWebhookServing,
+  type WebhookInstallOptions,
+} from './internal/webhooks.js';
+
+export type { LocalWebhookServing, WebhookInstallOptions } from './internal/webhooks.js';
 
 export {
   cachedAssetsDirectory,
@@ -55,6 +66,12 @@ export interface EnvtestOptions {
   stopTimeoutMs?: number;
   /** Where the temporary directory is created. Default: os.tmpdir(). */
   tmpDir?: string;
+  /**
+   * Webhooks the test process serves: envtest makes a CA and serving certificate, points the webhook
+   * configurations (and the conversion of the named CRDs) at `https://127.0.0.1:<free port>`, installs
+   * them, and returns where to listen in `Envtest.webhook`. Default: no webhooks.
+   */
+  webhookInstallOptions?: WebhookInstallOptions;
 }
 
 export interface Envtest {
@@ -66,6 +83,11 @@ export interface Envtest {
   server: string;
   /** The temporary directory: etcd data, certificates, credentials, logs. Removed by stop(). */
   directory: string;
+  /**
+   * With webhookInstallOptions: where the webhook server must listen (host, port) and the certificate
+   * directory it must serve from, as `Manager.create({ webhookServer: { host, port, certDir } })` takes.
+   */
+  webhook: LocalWebhookServing | undefined;
   /** Process ids, for tests that check nothing is left behind. */
   pids: { etcd: number; apiServer: number; guard: number };
   /** Stops both processes and removes the directory. Safe to call more than once. */
@@ -104,18 +126,28 @@ function withDefaults(options: EnvtestOptions): ControlPlaneOptions {
 export async function startEnvtest(options: EnvtestOptions = {}): Promise<Envtest> {
   const o = withDefaults(options);
   // Read the CRDs first: a bad file fails before any process starts.
-  const crds = [...readCrds(o.crdDirectoryPaths, o.errorIfCrdPathMissing), ...o.crds];
+  let crds = [...readCrds(o.crdDirectoryPaths, o.errorIfCrdPathMissing), ...o.crds];
+  const webhookOptions = options.webhookInstallOptions;
+  const webhooks = webhookOptions && readWebhookConfigurations(webhookOptions, o.errorIfCrdPathMissing);
   const plane = new ControlPlane(o);
+  let serving: LocalWebhookServing | undefined;
   try {
+    if (webhookOptions && webhooks) {
+      serving = await prepareLocalServing(plane.directory, webhookOptions);
+      crds = withConversionWebhooks(crds, webhookOptions.conversionCrdNames ?? [], serving);
+    }
     await plane.start();
     await installCrds(
       plane.kubeConfig,
       crds,
       Math.max(o.startTimeoutMs - (Date.now() - plane.startedAt), 5_000),
     );
+    if (serving && webhooks) {
+      await installWebhookConfigurations(plane.kubeConfig, pointAtLocalServer(webhooks, serving));
+    }
   } catch (error) {
     await plane.stop();
     throw error;
   }
-  return plane.handle();
+  return plane.handle(serving);
 }

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import type { Envtest } from '../index.js';
 import { Guard } from './guard.js';
+import type { LocalWebhookServing } from './webhooks.js';
 import { ControlPlaneProcess, register, removeDirectory, unregister, type Cleanup } from './process.js';
 
 /** The options of startEnvtest with their defaults applied. */
@@ -43,8 +44,8 @@ export class ControlPlane implements Cleanup {
 
   async start(): Promise<void> {
     const dir = this.directory;
-    // Admin credentials: a static token in group system:masters (no client certificates: Node cannot
-    // create X.509 certificates without a dependency). The apiserver makes its own serving certificate.
+    // Admin credentials: a static token in group system:masters (simpler than client certificates). The
+    // apiserver makes its own serving certificate.
     writeFileSync(path.join(dir, 'token.csv'), `${this.token},admin,admin,system:masters\n`, { mode: 0o600 });
     const { publicKey, privateKey } = generateKeyPairSync('rsa', {
       modulusLength: 2048,
@@ -190,13 +191,14 @@ export class ControlPlane implements Cleanup {
     );
   }
 
-  handle(): Envtest {
+  handle(webhook?: LocalWebhookServing): Envtest {
     const [etcd, apiServer] = this.processes.slice(-2);
     this.handleObject = {
       kubeConfig: this.kubeConfig,
       kubeconfigPath: path.join(this.directory, 'kubeconfig'),
       server: this.server,
       directory: this.directory,
+      webhook,
       pids: { etcd: etcd?.pid ?? 0, apiServer: apiServer?.pid ?? 0, guard: this.guard.pid ?? 0 },
       stop: () => this.stop(),
       stopApiServer: (options) => this.stopApiServer(options),

@@ -1,57 +1,22 @@
 /** Installing CustomResourceDefinitions from YAML files and waiting until the apiserver serves them. */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import path from 'node:path';
 import {
   ApiException,
   ApiextensionsV1Api,
-  loadAllYaml,
   type KubeConfig,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
+import { isKind, readDocuments } from './manifests.js';
 
 /**
- * The CRDs in `paths`: each path is a directory (its `.yaml`, `.yml` and `.json` files, not recursive, in
- * name order) or a file. Documents of other kinds are ignored, as Go's envtest does.
+ * The CRDs in `paths` (directories or files, see readDocuments). Documents of other kinds are ignored, as
+ * Go's envtest does.
  */
 export function readCrds(
   paths: readonly string[],
   errorIfPathMissing: boolean,
 ): V1CustomResourceDefinition[] {
-  const crds: V1CustomResourceDefinition[] = [];
-  for (const given of paths) {
-    let files: string[];
-    try {
-      files = statSync(given).isDirectory()
-        ? readdirSync(given)
-            .filter((name) => /\.(ya?ml|json)$/.test(name))
-            .sort()
-            .map((name) => path.join(given, name))
-        : [given];
-    } catch (error) {
-      if (errorIfPathMissing) throw new Error(`CRD path ${given} does not exist`, { cause: error });
-      continue;
-    }
-    for (const file of files) {
-      let documents: unknown[];
-      try {
-        documents = loadAllYaml(readFileSync(file, 'utf8'));
-      } catch (error) {
-        throw new Error(`${file}: not valid YAML: ${(error as Error).message}`, { cause: error });
-      }
-      for (const doc of documents) {
-        if (isCrd(doc)) crds.push(doc);
-      }
-    }
-  }
-  return crds;
-}
-
-function isCrd(doc: unknown): doc is V1CustomResourceDefinition {
-  const object = doc as { apiVersion?: unknown; kind?: unknown } | null;
-  return (
-    object?.kind === 'CustomResourceDefinition' &&
-    typeof object.apiVersion === 'string' &&
-    object.apiVersion.startsWith('apiextensions.k8s.io/')
+  return readDocuments(paths, errorIfPathMissing, 'CRD').filter((doc): doc is V1CustomResourceDefinition =>
+    isKind(doc, 'apiextensions.k8s.io', 'CustomResourceDefinition'),
   );
 }
 
@@ -96,7 +61,7 @@ export async function installCrds(
   }
 }
 
-function describe(error: unknown): string {
+export function describe(error: unknown): string {
   if (error instanceof ApiException) {
     const body = error.body as { message?: string } | string | undefined;
     const message = typeof body === 'string' ? safeMessage(body) : body?.message;

@@ -1,0 +1,230 @@
+/**
+ * Webhooks served by the test process and called by envtest's kube-apiserver, as Go envtest's
+ * WebhookInstallOptions: a CA and serving certificate made for the occasion, the webhook configurations
+ * (and the conversion of chosen CRDs) pointed at `https://<host>:<port><path>` with that CA, and installed.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import {
+  AdmissionregistrationV1Api,
+  ApiException,
+  type AdmissionregistrationV1ServiceReference,
+  type AdmissionregistrationV1WebhookClientConfig,
+  type KubeConfig,
+  type V1CustomResourceDefinition,
+  type V1MutatingWebhookConfiguration,
+  type V1ValidatingWebhookConfiguration,
+} from '@kubernetes/client-node';
+import { CONVERT_PATH } from '../../webhook/paths.js';
+import { makeServingCertificates } from './certs.js';
+import { describe } from './crds.js';
+import { isKind, readDocuments } from './manifests.js';
+
+export interface WebhookInstallOptions {
+  /**
+   * Directories or files holding MutatingWebhookConfigurations and ValidatingWebhookConfigurations, such as
+   * `config/webhook` (other documents there are ignored). Each webhook's `clientConfig` is replaced by the
+   * local server's URL, keeping the service's path.
+   */
+  paths?: string[];
+  /** Configurations to install besides those files. */
+  mutatingWebhooks?: V1MutatingWebhookConfiguration[];
+  validatingWebhooks?: V1ValidatingWebhookConfiguration[];
+  /**
+   * Names of installed CRDs (`guestbooks.webapp.example.com`) whose versions convert through the local
+   * server's `/convert`: their conversion strategy becomes Webhook, as the kustomize patch
+   * `config/crd/patches/webhook_in_<plural>.yaml` makes it in a cluster.
+   */
+  conversionCrdNames?: string[];
+  /** The address the webhook server listens on and the apiserver calls. Default: 127.0.0.1. */
+  localServingHost?: string;
+  /** Its port. Default: a free port. */
+  localServingPort?: number;
+}
+
+/** Where the test's webhook server must listen for envtest's apiserver to reach it. */
+export interface LocalWebhookServing {
+  host: string;
+  port: number;
+  /** Holds `tls.crt` and `tls.key`, the serving certificate for `host`, `localhost` and 127.0.0.1. */
+  certDir: string;
+  /** The CA that signed the serving certificate, PEM (the configurations' `caBundle`). */
+  caCert: string;
+}
+
+export interface WebhookConfigurations {
+  mutating: V1MutatingWebhookConfiguration[];
+  validating: V1ValidatingWebhookConfiguration[];
+}
+
+const ADMISSION_GROUP = 'admissionregistration.k8s.io';
+
+/** The configurations of `options`, read before any process starts so that a bad file fails early. */
+export function readWebhookConfigurations(
+  options: WebhookInstallOptions,
+  errorIfPathMissing: boolean,
+): WebhookConfigurations {
+  const documents = readDocuments(options.paths ?? [], errorIfPathMissing, 'webhook');
+  return {
+    mutating: [
+      ...documents.filter((doc): doc is V1MutatingWebhookConfiguration =>
+        isKind(doc, ADMISSION_GROUP, 'MutatingWebhookConfiguration'),
+      ),
+      ...(options.mutatingWebhooks ?? []),
+    ],
+    validating: [
+      ...documents.filter((doc): doc is V1ValidatingWebhookConfiguration =>
+        isKind(doc, ADMISSION_GROUP, 'ValidatingWebhookConfiguration'),
+      ),
+      ...(options.validatingWebhooks ?? []),
+    ],
+  };
+}
+
+/** Picks the port and writes the certificates into `<directory>/webhook-certs`. */
+export async function prepareLocalServing(
+  directory: string,
+  options: WebhookInstallOptions,
+): Promise<LocalWebhookServing> {
+  const host = options.localServingHost ?? '127.0.0.1';
+  const port = options.localServingPort ?? (await freePort(host));
+  const certDir = path.join(directory, 'webhook-certs');
+  mkdirSync(certDir, { recursive: true });
+  const hosts = [...new Set([host, 'localhost', '127.0.0.1'])];
+  const certs = makeServingCertificates(hosts);
+  writeFileSync(path.join(certDir, 'tls.crt'), certs.cert);
+  writeFileSync(path.join(certDir, 'tls.key'), certs.key, { mode: 0o600 });
+  return { host, port, certDir, caCert: certs.caCert };
+}
+
+/** The client configuration that sends a webhook's calls to the local server, on `urlPath`. */
+function localClientConfig(
+  serving: LocalWebhookServing,
+  urlPath: string,
+): AdmissionregistrationV1WebhookClientConfig {
+  const host = serving.host.includes(':') ? `[${serving.host}]` : serving.host;
+  return {
+    url: `https://${host}:${serving.port}${urlPath}`,
+    caBundle: Buffer.from(serving.caCert).toString('base64'),
+  };
+}
+
+function pathOf(config: { service?: AdmissionregistrationV1ServiceReference; url?: string }): string {
+  if (config.service?.path) return config.service.path;
+  if (config.url) return new URL(config.url).pathname;
+  return '/';
+}
+
+/** The configurations with every webhook pointed at the local server (copies; the inputs stay as they were). */
+export function pointAtLocalServer(
+  configurations: WebhookConfigurations,
+  serving: LocalWebhookServing,
+): WebhookConfigurations {
+  const point = <T extends { clientConfig: AdmissionregistrationV1WebhookClientConfig }>(webhook: T): T => ({
+    ...webhook,
+    clientConfig: localClientConfig(serving, pathOf(webhook.clientConfig)),
+  });
+  return {
+    mutating: configurations.mutating.map((c) => ({ ...c, webhooks: c.webhooks?.map(point) })),
+    validating: configurations.validating.map((c) => ({ ...c, webhooks: c.webhooks?.map(point) })),
+  };
+}
+
+/**
+ * The CRDs with conversion through the local server for those named in `names`; a name that is not among
+ * them is an error (a typo would otherwise leave conversion untested).
+ */
+export function withConversionWebhooks(
+  crds: readonly V1CustomResourceDefinition[],
+  names: readonly string[],
+  serving: LocalWebhookServing,
+): V1CustomResourceDefinition[] {
+  const known = new Set(crds.map((crd) => crd.metadata?.name));
+  for (const name of names) {
+    if (!known.has(name)) {
+      throw new Error(
+        `webhookInstallOptions.conversionCrdNames names ${name}, which is not among the CRDs to install ` +
+          `(${[...known].join(', ') || 'none'})`,
+      );
+    }
+  }
+  return crds.map((crd) =>
+    names.includes(crd.metadata?.name ?? '')
+      ? {
+          ...crd,
+          spec: {
+            ...crd.spec,
+            conversion: {
+              strategy: 'Webhook',
+              webhook: {
+                clientConfig: localClientConfig(serving, CONVERT_PATH),
+                conversionReviewVersions: ['v1'],
+              },
+            },
+          },
+        }
+      : crd,
+  );
+}
+
+/**
+ * Creates (or replaces) the configurations. The apiserver's admission plugin learns of them through a
+ * watch, a few milliseconds later: well before a test's manager has started its webhook server.
+ */
+export async function installWebhookConfigurations(
+  kubeConfig: KubeConfig,
+  configurations: WebhookConfigurations,
+): Promise<void> {
+  const api = kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+  const install = async <T extends { metadata?: { name?: string; resourceVersion?: string } }>(
+    kind: string,
+    body: T,
+    create: (body: T) => Promise<unknown>,
+    read: (name: string) => Promise<T>,
+    replace: (name: string, body: T) => Promise<unknown>,
+  ) => {
+    const name = body.metadata?.name ?? '';
+    try {
+      await create(body);
+    } catch (error) {
+      if (!(error instanceof ApiException) || error.code !== 409) {
+        throw new Error(`installing ${kind} ${name}: ${describe(error)}`, { cause: error });
+      }
+      const existing = await read(name);
+      await replace(name, {
+        ...body,
+        metadata: { ...body.metadata, resourceVersion: existing.metadata?.resourceVersion },
+      });
+    }
+  };
+  for (const body of configurations.mutating) {
+    await install(
+      'MutatingWebhookConfiguration',
+      body,
+      (b) => api.createMutatingWebhookConfiguration({ body: b }),
+      (name) => api.readMutatingWebhookConfiguration({ name }),
+      (name, b) => api.replaceMutatingWebhookConfiguration({ name, body: b }),
+    );
+  }
+  for (const body of configurations.validating) {
+    await install(
+      'ValidatingWebhookConfiguration',
+      body,
+      (b) => api.createValidatingWebhookConfiguration({ body: b }),
+      (name) => api.readValidatingWebhookConfiguration({ name }),
+      (name, b) => api.replaceValidatingWebhookConfiguration({ name, body: b }),
+    );
+  }
+}
+
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
