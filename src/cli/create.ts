@@ -42,15 +42,18 @@ Examples:
   create
     .command('webhook')
     .description(
-      'add admission webhooks (defaulting, validation) for a kind of the project or a built-in kind',
+      'add admission webhooks (defaulting, validation) for a kind of the project or a built-in kind, or a conversion webhook between the versions of a kind of the project',
     )
     .requiredOption('--group <group>', 'API group of the kind (core, apps ... for built-in kinds)')
     .requiredOption('--version <version>', 'API version of the kind, e.g. v1')
     .requiredOption('--kind <kind>', 'the kind, e.g. Guestbook')
     .option('--defaulting', 'a defaulting (mutating) webhook', false)
     .option('--programmatic-validation', 'a validating webhook', false)
-    .option('--conversion', 'a conversion webhook (not supported yet in this version)', false)
-    .option('--spoke <versions>', 'with --conversion: the spoke versions, comma-separated')
+    .option('--conversion', 'a conversion webhook: this version is the hub, --spoke the others', false)
+    .option(
+      '--spoke <versions>',
+      'with --conversion: the versions that convert to and from the hub, comma-separated (each made first with create api)',
+    )
     .option('--force', 'scaffold again over existing files', false)
     .option('--dry-run', 'print the files that would be written, and write nothing', false)
     .addHelpText(
@@ -58,7 +61,8 @@ Examples:
       `
 Examples:
   $ kubesmith create webhook --group webapp --version v1 --kind Guestbook --defaulting --programmatic-validation
-  $ kubesmith create webhook --group core --version v1 --kind Pod --programmatic-validation`,
+  $ kubesmith create webhook --group core --version v1 --kind Pod --programmatic-validation
+  $ kubesmith create webhook --group webapp --version v1 --kind Guestbook --conversion --spoke v2`,
     )
     .action(async (flags: CreateWebhookFlags, command: Command) => {
       const { out, cwd } = contextFor(command);
@@ -72,6 +76,10 @@ Examples:
         defaulting: flags.defaulting,
         validation: flags.programmaticValidation,
         conversion: flags.conversion,
+        spoke: (flags.spoke ?? '')
+          .split(',')
+          .map((version) => version.trim())
+          .filter((version) => version !== ''),
         force: flags.force,
       });
       if (flags.dryRun) {

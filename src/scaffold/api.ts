@@ -14,6 +14,7 @@ import { BOILERPLATE_FILE } from './init.js';
 import { addAtMarker } from './add-at-marker.js';
 import type { Plan } from './plan.js';
 import { addFolder } from './render.js';
+import { formatTypeScript } from './format.js';
 import { Tree } from './tree.js';
 
 export interface CreateApiOptions extends ResourceFlags {
@@ -57,6 +58,18 @@ export async function planCreateApi(project: LoadedProject, options: CreateApiOp
     throw new KubesmithError('controller already exists', {
       hint: `${options.kind} (${options.group}/${options.version}) already has a controller; pass --force to scaffold it again`,
     });
+  }
+  // One controller reconciles a kind in every version (it reads the storage version); a second version
+  // of a kind comes without one, as in kubebuilder's multi-version tutorial.
+  const otherController = config.resources.find(
+    (r) =>
+      r.controller && r.group === options.group && r.kind === options.kind && r.version !== options.version,
+  );
+  if (options.controller && otherController && !options.force) {
+    throw new KubesmithError(
+      `${options.kind} already has a controller, in version ${otherController.version}; one controller reconciles every version of a kind`,
+      { hint: `add version ${options.version} without one: pass --controller=false` },
+    );
   }
   if (options.resource) checkSingleGroup(config, resource);
 
@@ -104,6 +117,7 @@ export async function planCreateApi(project: LoadedProject, options: CreateApiOp
     ? config.resources.map((item) => (item === existing ? entry : item))
     : [...config.resources, entry];
   await tree.write(PROJECT_FILE, serializeProject({ ...config, resources }));
+  await formatTypeScript(tree);
   return tree.plan();
 }
 

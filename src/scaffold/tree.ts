@@ -74,6 +74,26 @@ export class Tree {
     this.changes.set(file, { content, kind: previous?.kind ?? (exists ? 'update' : 'create') });
   }
 
+  /** The files changed so far, with their new content and whether they are new. */
+  changed(): { file: string; content: string; created: boolean }[] {
+    return [...this.changes].map(([file, change]) => ({
+      file,
+      content: change.content,
+      created: change.kind === 'create',
+    }));
+  }
+
+  /** The file as it is on disk, before any change of this tree. */
+  readOriginal(file: string): Promise<string | undefined> {
+    return this.readDisk(file);
+  }
+
+  /** Replaces the content of a changed file, keeping how it changed (created or updated). */
+  reformat(file: string, content: string): void {
+    const change = this.changes.get(file);
+    if (change) this.changes.set(file, { ...change, content });
+  }
+
   /** Turns the changes into a plan, in path order so that output is stable. */
   async plan(): Promise<Plan> {
     const entries: PlanEntry[] = [];

@@ -1,14 +1,20 @@
 /**
  * `kubesmith create webhook`: defaulting and validating admission webhooks for a kind of the project or a
- * built-in kind. The webhook file carries scaffold markers, so a second run adds a webhook type to it
- * instead of replacing it; the kustomize wiring (config/webhook, config/certmanager, the manager's
- * certificate volume) is written once per project.
+ * built-in kind, and conversion webhooks between a project kind's versions (the hub, and its spokes). The
+ * webhook file carries scaffold markers, so a second run adds a webhook type to it instead of replacing
+ * it; the kustomize wiring (config/webhook, config/certmanager, the manager's certificate volume) is
+ * written once per project, the CRD's conversion patch once per kind.
  */
 import path from 'node:path';
 import Handlebars from 'handlebars';
 import { readFile } from 'node:fs/promises';
 import { KubesmithError } from '../errors.js';
-import { PROJECT_FILE, serializeProject, type ResourceConfig } from '../project/config.js';
+import {
+  PROJECT_FILE,
+  serializeProject,
+  type ProjectConfig,
+  type ResourceConfig,
+} from '../project/config.js';
 import type { LoadedProject } from '../project/find.js';
 import { BUILTIN_GROUPS, findResource, resolveResource, type ResourceFlags } from '../project/resource.js';
 import { apiContext, type ApiContext } from './context.js';
@@ -16,18 +22,56 @@ import { BOILERPLATE_FILE } from './init.js';
 import { addAtMarker } from './add-at-marker.js';
 import type { Plan } from './plan.js';
 import { addFolder, templatesDir } from './render.js';
+import { formatTypeScript } from './format.js';
 import { Tree } from './tree.js';
 
 export interface CreateWebhookOptions extends ResourceFlags {
   defaulting: boolean;
   validation: boolean;
   conversion: boolean;
+  /** With conversion: the versions that convert to and from this one, the hub. */
+  spoke: string[];
   force: boolean;
+}
+
+/**
+ * Objects the API server accepts, for the generated webhook integration test of a built-in kind: the
+ * fields besides apiVersion, kind and metadata. Kinds without an entry get no integration test.
+ */
+const BUILTIN_SAMPLES: Readonly<Record<string, string>> = {
+  'v1/Pod': "spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] },",
+  'apps/v1/Deployment':
+    "spec: { selector: { matchLabels: { app: 'sample' } }, template: { metadata: { labels: { app: 'sample' } }, " +
+    "spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] } } },",
+};
+
+/** What the templates of one spoke version need. */
+export interface SpokeContext extends WebhookContext {
+  spokeVersion: string;
+  spokeApiVersion: string;
+  spokeConversionFile: string;
+  spokeConversionTestFile: string;
+  rootFromSpokeTest: string;
+  hubTypesFromSpoke: string;
+  spokeSampleFile: string;
+  /** `guestbookV2Conversion`: the spoke's conversions, registered with the hub. */
+  conversionName: string;
+  /** `guestbookV2`: the spoke's conversion module in the integration test. */
+  spokeModule: string;
+  /** `GuestbookV2Kind`, `GuestbookV2`: the spoke's kind and type in the integration test. */
+  spokeKind: string;
+  spokeType: string;
+  conversionImportFromHubWebhook: string;
 }
 
 export interface WebhookContext extends ApiContext {
   webhookFile: string;
   webhookTestFile: string;
+  webhookIntegrationTestFile: string;
+  /** The fields of a built-in kind's sample in the integration test; '' for project kinds. */
+  builtinSampleFields: string;
+  /** `guestbooks.webapp.example.com` */
+  crdName: string;
   /** From the webhook file to the kind's TypeScript type; '' for built-in kinds (client-node). */
   typesImportFromWebhook: string;
   webhookImportFromMain: string;
@@ -50,6 +94,7 @@ function webhookContext(base: ApiContext, builtin: boolean): WebhookContext {
   const webhookFile = `${dir}/${base.kindLower}.webhook.ts`;
   const testDir = builtin ? 'test/webhooks' : `test/api/${base.group}/${base.version}`;
   const webhookTestFile = `${testDir}/${base.kindLower}.webhook.test.ts`;
+  const webhookIntegrationTestFile = `${testDir}/${base.kindLower}.webhook.integration.test.ts`;
   const dashed = base.qualifiedGroup.replace(/\./g, '-');
   const js = (file: string) => file.replace(/\.ts$/, '.js');
   return {
@@ -59,6 +104,9 @@ function webhookContext(base: ApiContext, builtin: boolean): WebhookContext {
     rootFromWebhookTest: `${path.posix.relative(testDir, '.')}/`,
     webhookFile,
     webhookTestFile,
+    webhookIntegrationTestFile,
+    builtinSampleFields: builtin ? (BUILTIN_SAMPLES[`${base.apiVersion}/${base.kind}`] ?? '') : '',
+    crdName: `${base.plural}.${base.qualifiedGroup}`,
     typesImportFromWebhook: builtin ? '' : `./${base.kindLower}.types.js`,
     webhookImportFromMain: `./${js(path.posix.relative('src', webhookFile))}`,
     webhookImportFromTest: `${path.posix.relative(testDir, '.')}/${js(webhookFile)}`,
@@ -69,6 +117,42 @@ function webhookContext(base: ApiContext, builtin: boolean): WebhookContext {
     mutatingName: `m${base.kindLower}-${base.version}.kb.io`,
     validatingName: `v${base.kindLower}-${base.version}.kb.io`,
   };
+}
+
+function spokeContext(hub: WebhookContext, spoke: ApiContext): SpokeContext {
+  const suffix = spoke.version.charAt(0).toUpperCase() + spoke.version.slice(1);
+  const dir = `src/api/${hub.group}/${spoke.version}`;
+  const testDir = `test/api/${hub.group}/${spoke.version}`;
+  return {
+    ...hub,
+    spokeVersion: spoke.version,
+    spokeApiVersion: spoke.apiVersion,
+    spokeConversionFile: `${dir}/${hub.kindLower}.conversion.ts`,
+    spokeConversionTestFile: `${testDir}/${hub.kindLower}.conversion.test.ts`,
+    rootFromSpokeTest: `${path.posix.relative(testDir, '.')}/`,
+    hubTypesFromSpoke: `../${hub.version}/${hub.kindLower}.types.js`,
+    spokeSampleFile: spoke.sampleFile,
+    conversionName: `${hub.kindCamel}${suffix}Conversion`,
+    spokeModule: `${hub.kindCamel}${suffix}`,
+    spokeKind: `${hub.kind}${suffix}Kind`,
+    spokeType: `${hub.kind}${suffix}`,
+    conversionImportFromHubWebhook: `../${spoke.version}/${hub.kindLower}.conversion.js`,
+  };
+}
+
+const STORAGE_VERSION = '+kubebuilder:storageversion';
+
+/**
+ * Marks the hub `kind` in `content` (its types file) as the storage version: a line in the doc comment
+ * right above `export interface <kind>`. Undefined when that comment cannot be found.
+ */
+export function markStorageVersion(content: string, kind: string): string | undefined {
+  const lines = content.split('\n');
+  const declaration = lines.findIndex((line) => line.startsWith(`export interface ${kind} `));
+  const end = declaration - 1;
+  if (declaration < 1 || lines[end]?.trim() !== '*/') return undefined;
+  lines.splice(end, 0, ` * ${STORAGE_VERSION}`);
+  return lines.join('\n');
 }
 
 async function renderFragment(name: string, context: object): Promise<string> {
@@ -87,13 +171,20 @@ export async function planCreateWebhook(
       { hint: 'add --defaulting and/or --programmatic-validation' },
     );
   }
-  if (options.conversion) {
-    throw new KubesmithError('conversion webhooks are not supported by this version of kubesmith yet', {
-      hint: 'scaffold --defaulting and --programmatic-validation now; conversion comes in a later release',
+  if (options.spoke.length > 0 && !options.conversion) {
+    throw new KubesmithError('--spoke names the versions of a conversion webhook', {
+      hint: 'add --conversion, or leave --spoke out',
     });
   }
   const existing = findResource(config, options);
   const builtin = !existing?.api;
+  if (options.conversion && builtin) {
+    throw new KubesmithError(
+      `conversion webhooks convert between the versions of the project's own kinds; ${options.kind} (${options.group}/${options.version}) is not one`,
+      { hint: 'create the kind with `kubesmith create api` first, or leave --conversion out' },
+    );
+  }
+  const spokes = options.conversion ? conversionSpokes(config, options) : [];
   if (builtin && BUILTIN_GROUPS[options.group] === undefined) {
     throw new KubesmithError(
       `API resource ${options.kind} (${options.group}/${options.version}) does not exist in PROJECT`,
@@ -113,7 +204,8 @@ export async function planCreateWebhook(
     ...(options.defaulting ? [['defaulting', hooks?.defaulting] as const] : []),
     ...(options.validation ? [['validation', hooks?.validation] as const] : []),
   ];
-  for (const [type, exists] of wanted) {
+  const checked = [...wanted, ...(options.conversion ? [['conversion', hooks?.conversion] as const] : [])];
+  for (const [type, exists] of checked) {
     if (exists && !options.force) {
       throw new KubesmithError(
         `${type} webhook for ${options.kind} (${options.group}/${options.version}) already exists`,
@@ -128,13 +220,24 @@ export async function planCreateWebhook(
   const boilerplate = (await tree.read(BOILERPLATE_FILE)) ?? '';
   const context = webhookContext(apiContext(config, resource, boilerplate), resource.builtin);
   await addFolder(tree, 'webhook/files', context, () => 'skip');
+  // Built-in kinds without a known valid object get no test on the API server.
+  const integration = !context.builtin || context.builtinSampleFields !== '';
+  if (integration) await addFolder(tree, 'webhook/integration', context, () => 'skip');
+  const block = async (file: string, point: string, fragment: string, fragmentContext: object = context) =>
+    addAtMarker(tree, file, point, await renderFragment(fragment, fragmentContext), { block: true });
   for (const [type] of wanted) {
-    const block = async (file: string, point: string, fragment: string) =>
-      addAtMarker(tree, file, point, await renderFragment(fragment, context), { block: true });
     await block(context.webhookFile, 'webhooks', `${type}.ts.hbs`);
     await block(context.webhookFile, 'register', `${type}-register.ts.hbs`);
     await block(context.webhookTestFile, 'webhooktests', `${type}.test.ts.hbs`);
+    if (integration) {
+      await block(
+        context.webhookIntegrationTestFile,
+        'webhookintegrationtests',
+        `${type}.integration.test.ts.hbs`,
+      );
+    }
   }
+  if (options.conversion) await addConversion(tree, config, context, spokes, options.force);
   await addAtMarker(
     tree,
     'src/main.ts',
@@ -173,6 +276,10 @@ export async function planCreateWebhook(
       ...(hooks ?? { extra: {} }),
       ...(options.defaulting || hooks?.defaulting ? { defaulting: true } : {}),
       ...(options.validation || hooks?.validation ? { validation: true } : {}),
+      ...(options.conversion || hooks?.conversion ? { conversion: true } : {}),
+      ...(spokes.length > 0 || hooks?.spoke
+        ? { spoke: [...new Set([...(hooks?.spoke ?? []), ...spokes.map((spoke) => spoke.version)])].sort() }
+        : {}),
       webhookVersion: 'v1',
     },
   };
@@ -180,5 +287,130 @@ export async function planCreateWebhook(
     ? config.resources.map((item) => (item === existing ? entry : item))
     : [...config.resources, entry];
   await tree.write(PROJECT_FILE, serializeProject({ ...config, resources }));
+  await formatTypeScript(tree);
   return tree.plan();
+}
+
+/**
+ * The spoke versions of `options`, each an API of the project with the same group and kind, as
+ * kubebuilder requires: the types of a spoke exist before its conversion does.
+ */
+function conversionSpokes(config: ProjectConfig, options: CreateWebhookOptions): ResourceConfig[] {
+  if (options.spoke.length === 0) {
+    throw new KubesmithError(
+      `--conversion needs --spoke: the versions that convert to and from ${options.version}`,
+      {
+        hint: `name them, e.g. --spoke v2 (each made first with \`kubesmith create api --group ${options.group} --version v2 --kind ${options.kind} --controller=false\`)`,
+      },
+    );
+  }
+  return options.spoke.map((version) => {
+    const spoke = config.resources.find(
+      (r) => r.api && r.group === options.group && r.kind === options.kind && r.version === version,
+    );
+    if (version === options.version || spoke === undefined) {
+      throw new KubesmithError(
+        `invalid spoke version "${version}": ` +
+          (version === options.version
+            ? `${version} is the hub`
+            : `${options.kind} has no version ${version} in PROJECT`),
+        {
+          hint:
+            version === options.version
+              ? 'name the other versions of the kind'
+              : `create it first: kubesmith create api --group ${options.group} --version ${version} --kind ${options.kind} --controller=false`,
+        },
+      );
+    }
+    return spoke;
+  });
+}
+
+/**
+ * The conversion webhook of the hub `context`: a conversion module and test per spoke, their registration
+ * in the hub's webhook setup, the hub marked as the storage version, and the CRD patch that sends
+ * conversions to the webhook in a cluster.
+ */
+async function addConversion(
+  tree: Tree,
+  config: ProjectConfig,
+  context: WebhookContext,
+  spokes: ResourceConfig[],
+  force: boolean,
+): Promise<void> {
+  await addFolder(tree, 'webhook/conversion', context, () => 'skip');
+  await addAtMarker(
+    tree,
+    'config/crd/kustomization.yaml',
+    'crdkustomizewebhookpatch',
+    `- path: patches/webhook_in_${context.plural}.yaml`,
+  );
+  await addAtMarker(tree, 'config/crd/kustomization.yaml', 'crdkustomizeconfig', '- kustomizeconfig.yaml');
+  await addAtMarker(tree, context.webhookIntegrationTestFile, 'conversioncrds', `'${context.crdName}',`);
+  for (const spoke of spokes) {
+    const spokeResource = resolveResource(
+      {
+        group: spoke.group,
+        version: spoke.version,
+        kind: spoke.kind,
+        ...(spoke.plural ? { plural: spoke.plural } : {}),
+        namespaced: spoke.api?.namespaced ?? true,
+      },
+      config,
+      false,
+    );
+    const spokeApi = apiContext(config, spokeResource, context.boilerplate);
+    const sc = spokeContext(context, spokeApi);
+    await addFolder(tree, 'webhook/spoke', sc, () => (force ? 'overwrite' : 'conflict'));
+    await addAtMarker(
+      tree,
+      context.webhookFile,
+      'imports',
+      `import { ${sc.conversionName} } from '${sc.conversionImportFromHubWebhook}';`,
+    );
+    await addAtMarker(
+      tree,
+      context.webhookFile,
+      'register',
+      await renderFragment('conversion-register.ts.hbs', sc),
+    );
+    const fromTest = `${context.rootFromWebhookTest}src/api/${context.group}/${sc.spokeVersion}/${context.kindLower}`;
+    await addAtMarker(
+      tree,
+      context.webhookIntegrationTestFile,
+      'imports',
+      `import { ${context.kind}Kind as ${sc.spokeKind}, type ${context.kind} as ${sc.spokeType} } from '${fromTest}.types.js';\n` +
+        `import * as ${sc.spokeModule} from '${fromTest}.conversion.js';`,
+    );
+    await addAtMarker(
+      tree,
+      context.webhookIntegrationTestFile,
+      'webhookintegrationtests',
+      await renderFragment('conversion.integration.test.ts.hbs', sc),
+      { block: true },
+    );
+  }
+  await markHubStorageVersion(tree, context, spokes);
+}
+
+/** Marks the hub the storage version, unless a version of the kind already is. */
+async function markHubStorageVersion(
+  tree: Tree,
+  context: WebhookContext,
+  spokes: ResourceConfig[],
+): Promise<void> {
+  const typesFile = (version: string) => `src/api/${context.group}/${version}/${context.kindLower}.types.ts`;
+  for (const version of [context.version, ...spokes.map((s) => s.version)]) {
+    if ((await tree.read(typesFile(version)))?.includes(STORAGE_VERSION)) return;
+  }
+  const hubFile = typesFile(context.version);
+  const content = await tree.read(hubFile);
+  const marked = content === undefined ? undefined : markStorageVersion(content, context.kind);
+  if (marked === undefined) {
+    tree.warnings.push(
+      `${hubFile}: cannot find the doc comment of interface ${context.kind}: add ${STORAGE_VERSION} to it by hand`,
+    );
+    return;
+  }
+  await tree.write(hubFile, marked);
 }

@@ -346,4 +346,51 @@ describe('kubesmith create api', () => {
     expect((await run(path.join(dir, 'src', 'deep'), ...guestbook)).code).toBe(0);
     expect(existsSync(path.join(dir, 'src/api/webapp/v1/guestbook.types.ts'))).toBe(true);
   });
+
+  it('adds a second version of a kind without a second controller', async () => {
+    expect((await run(dir, ...guestbook)).code).toBe(0);
+    const v2 = ['create', 'api', '--group', 'webapp', '--version', 'v2', '--kind', 'Guestbook'];
+    const before = await snapshot(dir);
+    const refused = await run(dir, ...v2);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(
+      /^error: Guestbook already has a controller, in version v1; one controller reconciles every version of a kind\nhint: add version v2 without one: pass --controller=false$/m,
+    );
+    expect(await snapshot(dir)).toEqual(before);
+    const added = await run(dir, ...v2, '--controller=false');
+    expect(added.code).toBe(0);
+    expect(existsSync(path.join(dir, 'src/api/webapp/v2/guestbook.types.ts'))).toBe(true);
+    // Two versions and no storage version: the manifests wait for one, and say how.
+    expect(added.stderr).toMatch(/has no storage versions among v1, v2/);
+    expect(added.stderr).toMatch(/mark exactly one version of the kind with \+kubebuilder:storageversion/);
+  });
+
+  it("formats what it writes with the project's Prettier settings, whatever the names' lengths", async () => {
+    const kind = 'ExtraordinarilyLongNamedApplicationDeployment';
+    const group = ['--group', 'infrastructureautomation', '--version', 'v1alpha1', '--kind', kind];
+    expect((await run(dir, 'create', 'api', ...group)).code).toBe(0);
+    expect(
+      (await run(dir, 'create', 'webhook', ...group, '--defaulting', '--programmatic-validation')).code,
+    ).toBe(0);
+    const prettier = await import('prettier');
+    const files = Object.keys(await snapshot(dir)).filter((file) => file.endsWith('.ts'));
+    expect(files.length).toBeGreaterThan(5);
+    for (const file of files) {
+      const filepath = path.join(dir, file);
+      const options = await prettier.resolveConfig(filepath);
+      expect(await prettier.check(await read(dir, file), { ...options, filepath }), file).toBe(true);
+    }
+  });
+
+  it('leaves a file the user does not format with Prettier as it was, but for the added lines', async () => {
+    expect((await run(dir, ...guestbook)).code).toBe(0);
+    const main = await read(dir, 'src/main.ts');
+    const unformatted = main.replace('import { Manager', 'import {Manager');
+    expect(unformatted).not.toBe(main);
+    await writeFile(path.join(dir, 'src/main.ts'), unformatted);
+    expect((await run(dir, ...pod)).code).toBe(0);
+    const after = await read(dir, 'src/main.ts');
+    expect(after).toMatch(/import \{Manager/);
+    expect(after).toMatch(/PodReconciler/);
+  });
 });

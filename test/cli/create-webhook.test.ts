@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
@@ -118,10 +119,13 @@ describe('kubesmith create webhook', () => {
       [],
       /^error: kubesmith create webhook requires at least one of --defaulting, --programmatic-validation and --conversion$/m,
     ],
+    [['--conversion'], /^error: --conversion needs --spoke: the versions that convert to and from v1$/m],
     [
       ['--conversion', '--spoke', 'v2'],
-      /^error: conversion webhooks are not supported by this version of kubesmith yet$/m,
+      /^error: invalid spoke version "v2": Guestbook has no version v2 in PROJECT\nhint: create it first: kubesmith create api --group webapp --version v2 --kind Guestbook --controller=false$/m,
     ],
+    [['--conversion', '--spoke', 'v1'], /^error: invalid spoke version "v1": v1 is the hub$/m],
+    [['--defaulting', '--spoke', 'v2'], /^error: --spoke names the versions of a conversion webhook$/m],
   ])('refuses %j and writes nothing', async (flags, message) => {
     const before = await snapshot(dir);
     const result = await run(dir, ...guestbook, ...flags);
@@ -169,5 +173,105 @@ describe('kubesmith create webhook', () => {
     expect(result.stderr).toMatch(/^create\s+src\/api\/webapp\/v1\/guestbook\.webhook\.ts$/m);
     expect(result.stderr).toMatch(/^update\s+src\/main\.ts$/m);
     expect(await snapshot(dir)).toEqual(before);
+  });
+
+  describe('--conversion', () => {
+    const v2 = ['create', 'api', '--group', 'webapp', '--version', 'v2', '--kind', 'Guestbook'];
+
+    beforeEach(async () => {
+      expect((await run(dir, ...v2, '--controller=false')).code).toBe(0);
+    });
+
+    it('makes v1 the hub: storage version, a conversion per spoke, registration, CRD patch, tests', async () => {
+      const result = await run(dir, ...guestbook, '--conversion', '--spoke', 'v2');
+      expect(result.stderr).not.toMatch(/^(error|warning)/m);
+      expect(result.code).toBe(0);
+      expect(await read(dir, 'src/api/webapp/v1/guestbook.types.ts')).toMatch(
+        /\* \+kubebuilder:subresource:status\n \* \+kubebuilder:storageversion\n \*\/\nexport interface Guestbook \{/,
+      );
+      expect(await read(dir, 'src/api/webapp/v2/guestbook.types.ts')).not.toMatch(/storageversion/);
+      const conversion = await read(dir, 'src/api/webapp/v2/guestbook.conversion.ts');
+      expect(conversion).toMatch(/export function convertTo\(src: Guestbook\): GuestbookHub \{/);
+      expect(conversion).toMatch(/export function convertFrom\(hub: GuestbookHub\): Guestbook \{/);
+      expect(conversion).toMatch(
+        /import type \{ Guestbook as GuestbookHub \} from '\.\.\/v1\/guestbook\.types\.js';/,
+      );
+      const webhook = await read(dir, WEBHOOK);
+      expect(webhook).toMatch(
+        /import \{ guestbookV2Conversion \} from '\.\.\/v2\/guestbook\.conversion\.js';/,
+      );
+      expect(webhook).toMatch(
+        /mgr\.webhookServer\.registerConversion\(GuestbookKind, \[guestbookV2Conversion\]\);/,
+      );
+      expect(existsSync(path.join(dir, 'test/api/webapp/v2/guestbook.conversion.test.ts'))).toBe(true);
+      const integration = await read(dir, 'test/api/webapp/v1/guestbook.webhook.integration.test.ts');
+      expect(integration).toMatch(/conversionCrdNames: \[\s*'guestbooks\.webapp\.example\.com',/);
+      expect(integration).toMatch(/converts Guestbook v2 through the webhook/);
+      const crdKustomization = parse(await read(dir, 'config/crd/kustomization.yaml')) as Record<
+        string,
+        unknown
+      >;
+      expect(crdKustomization['patches']).toEqual([{ path: 'patches/webhook_in_guestbooks.yaml' }]);
+      expect(crdKustomization['configurations']).toEqual(['kustomizeconfig.yaml']);
+      expect(parse(await read(dir, 'config/crd/patches/webhook_in_guestbooks.yaml'))).toMatchObject({
+        metadata: { name: 'guestbooks.webapp.example.com' },
+        spec: {
+          conversion: { strategy: 'Webhook', webhook: { clientConfig: { service: { path: '/convert' } } } },
+        },
+      });
+      expect(parse(await read(dir, 'PROJECT'))).toMatchObject({
+        resources: [{ version: 'v1', webhooks: { conversion: true, spoke: ['v2'] } }, { version: 'v2' }],
+      });
+      // With a storage version, the two versions make one CRD again.
+      const crd = parse(await read(dir, 'config/crd/bases/webapp.example.com_guestbooks.yaml')) as {
+        spec: { versions: { name: string; storage: boolean }[] };
+      };
+      expect(crd.spec.versions.map((v) => [v.name, v.storage])).toEqual([
+        ['v1', true],
+        ['v2', false],
+      ]);
+    });
+
+    it('adds admission webhooks next to the conversion, and refuses the conversion twice', async () => {
+      expect((await run(dir, ...guestbook, '--conversion', '--spoke', 'v2')).code).toBe(0);
+      expect((await run(dir, ...guestbook, '--defaulting')).code).toBe(0);
+      const webhook = await read(dir, WEBHOOK);
+      expect(count(webhook, 'registerConversion(')).toBe(1);
+      expect(webhook).toMatch(/export function defaultGuestbook/);
+      const before = await snapshot(dir);
+      const again = await run(dir, ...guestbook, '--conversion', '--spoke', 'v2');
+      expect(again.code).toBe(1);
+      expect(again.stderr).toMatch(
+        /^error: conversion webhook for Guestbook \(webapp\/v1\) already exists$/m,
+      );
+      expect(await snapshot(dir)).toEqual(before);
+      // --force scaffolds it again without a second registration or storage version.
+      expect((await run(dir, ...guestbook, '--conversion', '--spoke', 'v2', '--force')).code).toBe(0);
+      expect(count(await read(dir, WEBHOOK), 'registerConversion(')).toBe(1);
+      expect(count(await read(dir, 'src/api/webapp/v1/guestbook.types.ts'), 'storageversion')).toBe(1);
+    });
+
+    it('leaves a storage version the user chose', async () => {
+      const v2Types = 'src/api/webapp/v2/guestbook.types.ts';
+      const marked = (await read(dir, v2Types)).replace(
+        ' * +kubebuilder:subresource:status\n',
+        ' * +kubebuilder:subresource:status\n * +kubebuilder:storageversion\n',
+      );
+      await writeFile(path.join(dir, v2Types), marked);
+      expect((await run(dir, ...guestbook, '--conversion', '--spoke', 'v2')).code).toBe(0);
+      expect(await read(dir, 'src/api/webapp/v1/guestbook.types.ts')).not.toMatch(/storageversion/);
+    });
+
+    it('refuses a conversion webhook for a built-in kind', async () => {
+      const result = await run(
+        dir,
+        ...['create', 'webhook', '--group', 'core', '--version', 'v1', '--kind', 'Pod'],
+        ...['--conversion', '--spoke', 'v2'],
+      );
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(
+        /^error: conversion webhooks convert between the versions of the project's own kinds; Pod \(core\/v1\) is not one$/m,
+      );
+    });
   });
 });
