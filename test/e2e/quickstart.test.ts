@@ -77,52 +77,32 @@ describe('quick start through npx', () => {
   });
 
   it(
-    'create api adds a custom resource and a Pod controller, create webhook its webhooks',
+    'create api adds a custom resource in two versions and a Pod controller, create webhook their webhooks',
     async () => {
-      const api = await sh(project, 'npx', [
-        'kubesmith',
-        'create',
-        'api',
-        '--group',
-        'webapp',
-        '--version',
-        'v1',
-        '--kind',
-        'Guestbook',
-      ]);
-      expect(api.exitCode, String(api.all)).toBe(0);
-      const pod = await sh(project, 'npx', [
-        'kubesmith',
-        'create',
-        'api',
-        '--group',
-        'core',
-        '--version',
-        'v1',
-        '--kind',
-        'Pod',
-        '--resource=false',
-        '--controller',
-      ]);
-      expect(pod.exitCode, String(pod.all)).toBe(0);
-      const webhook = await sh(project, 'npx', [
-        'kubesmith',
-        'create',
-        'webhook',
-        '--group',
-        'webapp',
-        '--version',
-        'v1',
-        '--kind',
-        'Guestbook',
-        '--defaulting',
+      const kubesmith = async (...args: string[]) => {
+        const result = await sh(project, 'npx', ['kubesmith', ...args]);
+        expect(result.exitCode, `kubesmith ${args.join(' ')}\n${String(result.all)}`).toBe(0);
+      };
+      const guestbook = ['--group', 'webapp', '--kind', 'Guestbook'];
+      await kubesmith('create', 'api', ...guestbook, '--version', 'v1');
+      await kubesmith('create', 'api', ...guestbook, '--version', 'v2', '--controller=false');
+      await kubesmith(
+        ...['create', 'api', '--group', 'core', '--version', 'v1', '--kind', 'Pod'],
+        ...['--resource=false', '--controller'],
+      );
+      await kubesmith(
+        ...['create', 'webhook', ...guestbook, '--version', 'v1'],
+        ...['--defaulting', '--programmatic-validation', '--conversion', '--spoke', 'v2'],
+      );
+      await kubesmith(
+        ...['create', 'webhook', '--group', 'core', '--version', 'v1', '--kind', 'Pod'],
         '--programmatic-validation',
-      ]);
-      expect(webhook.exitCode, String(webhook.all)).toBe(0);
+      );
       const main = await readFile(path.join(project, 'src/main.ts'), 'utf8');
       expect(main).toMatch(/GuestbookReconciler/);
       expect(main).toMatch(/PodReconciler/);
       expect(main).toMatch(/setupGuestbookWebhookWithManager\(mgr\)/);
+      expect(main).toMatch(/setupPodWebhookWithManager\(mgr\)/);
     },
     2 * MINUTES,
   );
@@ -142,8 +122,13 @@ describe('quick start through npx', () => {
       expect(output['test']).toMatch(/guestbook\.controller\.test\.ts/);
       expect(output['test']).toMatch(/pod\.controller\.test\.ts/);
       expect(output['test']).toMatch(/guestbook\.webhook\.test\.ts/);
+      expect(output['test']).toMatch(/guestbook\.conversion\.test\.ts/);
       expect(output['test']).toMatch(/✓ .*reconciles the sample: it becomes Available/);
-      expect(output['test']).not.toMatch(/skipping the envtest tests/);
+      // The webhooks, called by kube-apiserver: defaulting, validation, conversion, and a Pod webhook.
+      expect(output['test']).toMatch(/guestbook\.webhook\.integration\.test\.ts \(4 tests\)/);
+      expect(output['test']).toMatch(/pod\.webhook\.integration\.test\.ts \(2 tests\)/);
+      expect(output['test']).toMatch(/Tests +\d+ passed \(\d+\)/);
+      expect(output['test']).not.toMatch(/skipping the envtest tests|skipped/);
       // create api generated the manifests, so the CI check of the generated project passes.
       const check = await sh(project, 'npx', ['kubesmith', 'manifests', '--check']);
       expect(check.exitCode, String(check.all)).toBe(0);
@@ -155,7 +140,7 @@ describe('quick start through npx', () => {
   );
 
   it(
-    'without envtest binaries, the integration test is skipped with one clear line',
+    'without envtest binaries, the integration tests are skipped with one clear line',
     async () => {
       const empty = path.join(work, 'no-binaries');
       await mkdir(empty, { recursive: true });
@@ -164,7 +149,8 @@ describe('quick start through npx', () => {
       });
       expect(result.exitCode, String(result.all)).toBe(0);
       expect(String(result.all)).toMatch(/skipping the envtest tests: no etcd and kube-apiserver found/);
-      expect(String(result.all)).toMatch(/1 skipped/);
+      // The controller's and the two webhooks' integration tests.
+      expect(String(result.all)).toMatch(/Test Files +\d+ passed \| 3 skipped/);
     },
     2 * MINUTES,
   );
