@@ -43,7 +43,7 @@ describe('kubesmith create webhook', () => {
       /\+kubebuilder:webhook:path=\/validate-webapp-example-com-v1-guestbook,mutating=false,/,
     );
     expect(webhook).toMatch(/export function defaultGuestbook\(guestbook: Guestbook\): void/);
-    expect(webhook).toMatch(/export function validateGuestbook\(/);
+    expect(webhook).toMatch(/export const guestbookValidator = \{/);
     expect(existsSync(path.join(dir, 'test/api/webapp/v1/guestbook.webhook.test.ts'))).toBe(true);
     const main = await read(dir, 'src/main.ts');
     expect(main).toMatch(
@@ -80,7 +80,7 @@ describe('kubesmith create webhook', () => {
     expect(validation.code).toBe(0);
     const webhook = await read(dir, WEBHOOK);
     expect(count(webhook, 'export function defaultGuestbook')).toBe(1);
-    expect(count(webhook, 'export function validateGuestbook')).toBe(1);
+    expect(count(webhook, 'export const guestbookValidator')).toBe(1);
     expect(count(webhook, 'mgr.webhookServer.register(')).toBe(2);
     expect(count(webhook, 'import * as runtime')).toBe(1);
     expect(count(await read(dir, 'src/main.ts'), 'setupGuestbookWebhookWithManager(mgr)')).toBe(1);

@@ -125,8 +125,8 @@ describe('quick start through npx', () => {
       expect(output['test']).toMatch(/guestbook\.conversion\.test\.ts/);
       expect(output['test']).toMatch(/✓ .*reconciles the sample: it becomes Available/);
       // The webhooks, called by kube-apiserver: defaulting, validation, conversion, and a Pod webhook.
-      expect(output['test']).toMatch(/guestbook\.webhook\.integration\.test\.ts \(4 tests\)/);
-      expect(output['test']).toMatch(/pod\.webhook\.integration\.test\.ts \(2 tests\)/);
+      expect(output['test']).toMatch(/guestbook\.webhook\.integration\.test\.ts \(5 tests\)/);
+      expect(output['test']).toMatch(/pod\.webhook\.integration\.test\.ts \(3 tests\)/);
       expect(output['test']).toMatch(/Tests +\d+ passed \(\d+\)/);
       expect(output['test']).not.toMatch(/skipping the envtest tests|skipped/);
       // create api generated the manifests, so the CI check of the generated project passes.
