@@ -223,8 +223,14 @@ export async function planCreateWebhook(
   // Built-in kinds without a known valid object get no test on the API server.
   const integration = !context.builtin || context.builtinSampleFields !== '';
   if (integration) await addFolder(tree, 'webhook/integration', context, () => 'skip');
-  const block = async (file: string, point: string, fragment: string, fragmentContext: object = context) =>
-    addAtMarker(tree, file, point, await renderFragment(fragment, fragmentContext), { block: true });
+  const block = async (file: string, point: string, fragment: string) =>
+    addAtMarker(tree, file, point, await renderFragment(fragment, context), { block: true });
+  if (wanted.length > 0) {
+    // The admission webhooks' imports and unit tests: a conversion alone needs neither.
+    await addFolder(tree, 'webhook/unit', context, () => 'skip');
+    const imports = await renderFragment('admission-imports.ts.hbs', context);
+    await addAtMarker(tree, context.webhookFile, 'imports', imports);
+  }
   for (const [type] of wanted) {
     await block(context.webhookFile, 'webhooks', `${type}.ts.hbs`);
     await block(context.webhookFile, 'register', `${type}-register.ts.hbs`);
@@ -390,17 +396,20 @@ async function addConversion(
       { block: true },
     );
   }
-  await markHubStorageVersion(tree, context, spokes);
+  await markHubStorageVersion(tree, config, context);
 }
 
 /** Marks the hub the storage version, unless a version of the kind already is. */
 async function markHubStorageVersion(
   tree: Tree,
+  config: ProjectConfig,
   context: WebhookContext,
-  spokes: ResourceConfig[],
 ): Promise<void> {
   const typesFile = (version: string) => `src/api/${context.group}/${version}/${context.kindLower}.types.ts`;
-  for (const version of [context.version, ...spokes.map((s) => s.version)]) {
+  const versions = config.resources.filter(
+    (r) => r.api && r.group === context.group && r.kind === context.kind,
+  );
+  for (const { version } of versions) {
     if ((await tree.read(typesFile(version)))?.includes(STORAGE_VERSION)) return;
   }
   const hubFile = typesFile(context.version);

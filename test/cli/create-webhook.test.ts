@@ -251,6 +251,18 @@ describe('kubesmith create webhook', () => {
       expect(count(await read(dir, 'src/api/webapp/v1/guestbook.types.ts'), 'storageversion')).toBe(1);
     });
 
+    it('a conversion alone adds neither admission imports nor a unit test of admission webhooks', async () => {
+      expect((await run(dir, ...guestbook, '--conversion', '--spoke', 'v2')).code).toBe(0);
+      const webhook = await read(dir, WEBHOOK);
+      expect(webhook).not.toMatch(/import \* as runtime/);
+      expect(webhook).toMatch(/import type \{ Manager \} from '@kubesmith\/runtime';/);
+      expect(existsSync(path.join(dir, 'test/api/webapp/v1/guestbook.webhook.test.ts'))).toBe(false);
+      // Adding an admission webhook later brings them.
+      expect((await run(dir, ...guestbook, '--programmatic-validation')).code).toBe(0);
+      expect(await read(dir, WEBHOOK)).toMatch(/import \* as runtime from '@kubesmith\/runtime';/);
+      expect(existsSync(path.join(dir, 'test/api/webapp/v1/guestbook.webhook.test.ts'))).toBe(true);
+    });
+
     it('leaves a storage version the user chose', async () => {
       const v2Types = 'src/api/webapp/v2/guestbook.types.ts';
       const marked = (await read(dir, v2Types)).replace(

@@ -94,11 +94,18 @@ export class ConversionWebhook implements Webhook {
   readonly review = { apiVersion: CONVERSION_API_VERSION, kind: 'ConversionReview' };
   private readonly kinds = new Map<string, KindConversions>();
 
-  /** Adds `hub`'s kind, converted through `hub` by `spokes`. Returns this webhook. */
+  /**
+   * Adds `hub`'s kind, converted through `hub` by `spokes`; a later call for the same hub adds more spokes
+   * (the scaffold registers one spoke a line). Returns this webhook.
+   */
   add<Hub>(hub: ResourceKind<Hub>, spokes: Convertible<Hub, unknown>[]): this {
     const key = `${hub.group}/${hub.kind}`;
-    if (this.kinds.has(key)) throw new Error(messages.conversionDuplicate(`${hub.kind}.${hub.group}`));
-    const byVersion = new Map<string, Convertible<unknown, unknown>>();
+    const known = this.kinds.get(key);
+    if (known && known.hub.version !== hub.version) {
+      throw new Error(messages.conversionTwoHubs(`${hub.kind}.${hub.group}`, known.hub.version, hub.version));
+    }
+    const byVersion = known?.spokes ?? new Map<string, Convertible<unknown, unknown>>();
+    const versions = new Set(byVersion.keys());
     for (const spoke of spokes) {
       if (spoke.kind.group !== hub.group || spoke.kind.kind !== hub.kind) {
         throw new Error(
@@ -108,11 +115,13 @@ export class ConversionWebhook implements Webhook {
           ),
         );
       }
-      if (spoke.kind.version === hub.version || byVersion.has(spoke.kind.version)) {
+      if (spoke.kind.version === hub.version || versions.has(spoke.kind.version)) {
         throw new Error(messages.conversionDuplicate(`${hub.kind} ${spoke.kind.apiVersion}`));
       }
-      byVersion.set(spoke.kind.version, spoke as Convertible<unknown, unknown>);
+      versions.add(spoke.kind.version);
     }
+    // Checked first, added after: a refused call leaves the webhook as it was.
+    for (const spoke of spokes) byVersion.set(spoke.kind.version, spoke as Convertible<unknown, unknown>);
     this.kinds.set(key, { hub, spokes: byVersion });
     return this;
   }

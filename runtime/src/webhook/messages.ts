@@ -28,6 +28,8 @@ export const messages = {
   conversionFailed: (from: string, to: string, reason: string) =>
     `converting ${from} to ${to} failed: ${reason}`,
   conversionDuplicate: (what: string) => `conversion webhook: ${what} is registered twice`,
+  conversionTwoHubs: (kind: string, first: string, second: string) =>
+    `conversion webhook: ${kind} has one hub, ${first}; it cannot also convert through ${second}`,
   conversionGroupKind: (spoke: string, hub: string) =>
     `conversion webhook: the convertible ${spoke} is not the same group and kind as its hub ${hub}`,
 };

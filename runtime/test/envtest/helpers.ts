@@ -36,12 +36,12 @@ export async function waitFor(condition: () => boolean, timeoutMs: number, what:
 }
 
 /**
- * Transpiles runtime/src/envtest to JavaScript that plain Node can run in a child process (vitest's transform
- * only applies inside the test process). The output lives under node_modules/.cache so that
+ * Transpiles runtime/src (envtest and the modules it imports) to JavaScript that plain Node can run in a
+ * child process (vitest's transform only applies inside the test process). The output lives under node_modules/.cache so that
  * `@kubernetes/client-node` resolves from it. Returns the directory and a remover.
  */
 export async function compileEnvtest(): Promise<{ dir: string; remove: () => Promise<void> }> {
-  const source = path.join(runtimeDir, 'src', 'envtest');
+  const source = path.join(runtimeDir, 'src');
   const repo = path.dirname(runtimeDir);
   const dir = path.join(
     repo,
@@ -52,7 +52,7 @@ export async function compileEnvtest(): Promise<{ dir: string; remove: () => Pro
   for (const entry of await readdir(source, { recursive: true, withFileTypes: true })) {
     if (!entry.isFile() || !entry.name.endsWith('.ts') || entry.name.endsWith('.test.ts')) continue;
     const file = path.join(entry.parentPath, entry.name);
-    const out = path.join(dir, 'envtest', path.relative(source, file)).replace(/\.ts$/, '.js');
+    const out = path.join(dir, path.relative(source, file)).replace(/\.ts$/, '.js');
     const { outputText } = ts.transpileModule(await readFile(file, 'utf8'), {
       compilerOptions: {
         module: ts.ModuleKind.ESNext,

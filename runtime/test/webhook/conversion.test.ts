@@ -154,6 +154,16 @@ describe('conversion', () => {
       'conversion webhook: the convertible Visitor webapp.example.com/v2 is not the same group and kind as its hub Guestbook webapp.example.com/v1',
     );
     expect(() => conversion(GuestbookV1, [v2, v2])).toThrow(/registered twice/);
-    expect(() => webhook.add(GuestbookV1, [])).toThrow(/registered twice/);
+    expect(() => webhook.add(GuestbookV1, [v2])).toThrow(/registered twice/);
+    expect(() => webhook.add(GuestbookV2, [])).toThrow(
+      'conversion webhook: Guestbook.webapp.example.com has one hub, v1; it cannot also convert through v2',
+    );
+  });
+
+  it('takes more spokes for a hub in a later call, as the scaffold registers them', async () => {
+    const split = conversion(GuestbookV1, [v2]).add(GuestbookV1, [v3]);
+    const { review } = await convert(split, 'webapp.example.com/v3', [inV2]);
+    expect(review.response?.convertedObjects).toMatchObject([{ spec: { size: 'L' } }]);
+    expect(() => split.add(GuestbookV1, [v3])).toThrow(/registered twice/);
   });
 });
