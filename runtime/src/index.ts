@@ -23,6 +23,7 @@ export {
   type DeleteOptions,
   type ListOptions,
   type PatchType,
+  type Reader,
 } from './client.js';
 export type { Request, Result, Reconciler } from './reconcile.js';
 export {
@@ -41,6 +42,7 @@ export {
   type InformerFactory,
   type InformerOptions,
   type KindSelector,
+  type CacheOptions,
 } from './cache.js';
 export { Controller, type MapFunction } from './controller.js';
 export {
