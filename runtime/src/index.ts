@@ -83,6 +83,12 @@ export {
   type NewCondition,
 } from './helpers.js';
 export { createLogger, type Fields, type Logger, type Level } from './logger.js';
-export { Metrics } from './metrics.js';
+export {
+  Metrics,
+  processRegistry,
+  RECONCILE_BUCKETS,
+  type BoundCounter,
+  type BoundGauge,
+} from './metrics.js';
 export { realClock, type Clock } from './clock.js';
 export * from './webhook/index.js';

@@ -23,7 +23,7 @@ import { DelegatingClient } from './internal/delegating-client.js';
 import type { ResourceKind } from './kinds.js';
 import { inClusterNamespace, LeaderElector } from './leaderelection.js';
 import { createLogger, type Logger } from './logger.js';
-import { Metrics } from './metrics.js';
+import { Metrics, processRegistry } from './metrics.js';
 import { WebhookServer, type WebhookServerOptions } from './webhook/index.js';
 
 export interface ManagerOptions {
@@ -99,6 +99,10 @@ export class Manager implements ControllerHost {
   /** Talks to the API server directly: leader election and events, and the writes of `client`. */
   private readonly apiClient: Client;
   readonly logger: Logger;
+  /**
+   * This manager's Prometheus metrics (its own prom-client Registry, served on /metrics): register your
+   * own on `mgr.metrics.registry`, or get them made there by `mgr.metrics.counter(name, help, labels)`.
+   */
   readonly metrics = new Metrics();
   /** Where admission and conversion webhooks are registered; served over TLS while the manager runs. */
   readonly webhookServer: WebhookServer;
@@ -238,7 +242,13 @@ export class Manager implements ControllerHost {
       );
       await this.listen('metrics', this.options.metricsBindAddress ?? ':8080', (req, res) => {
         if (req.url?.split('?')[0] !== '/metrics') return text(res, 404, 'not found\n');
-        res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4' }).end(this.metrics.render());
+        this.renderMetrics().then(
+          (body) => res.writeHead(200, { 'Content-Type': this.metrics.contentType }).end(body),
+          (error: unknown) => {
+            this.logger.error('cannot render metrics', { error });
+            text(res, 500, 'cannot render metrics\n');
+          },
+        );
       });
       // Webhooks answer on every replica, before the caches sync: conversion needs no cache or lease.
       if (this.webhookServer.paths().length > 0) await this.webhookServer.start();
@@ -321,6 +331,12 @@ export class Manager implements ControllerHost {
     this.state = 'stopped';
     this.logger.info('Stopped');
     this.finished();
+  }
+
+  /** This manager's series, then the process's (prom-client's default metrics). */
+  private async renderMetrics(): Promise<string> {
+    const [own, process] = await Promise.all([this.metrics.render(), processRegistry().metrics()]);
+    return `${own}\n${process}`;
   }
 
   private probe(req: http.IncomingMessage, res: http.ServerResponse): void {
