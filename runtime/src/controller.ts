@@ -4,12 +4,20 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Informer } from './cache.js';
+import type { EventRecorder } from './events.js';
 import { realClock, type Clock } from './clock.js';
 import type { Logger } from './logger.js';
 import { Metrics, RECONCILE_BUCKETS } from './metrics.js';
 import { passes, type Predicate } from './predicate.js';
 import { WorkQueue, type RateLimiter } from './queue.js';
-import { requestFromKey, requestKey, type Reconciler, type Request, type Result } from './reconcile.js';
+import {
+  requestFromKey,
+  requestKey,
+  type ReconcileContext,
+  type Reconciler,
+  type Request,
+  type Result,
+} from './reconcile.js';
 import type { KubernetesObject } from './types.js';
 
 export interface ControllerOptions {
@@ -21,6 +29,11 @@ export interface ControllerOptions {
   rateLimiter?: RateLimiter;
   clock?: Clock;
   metrics?: Metrics;
+  /**
+   * The recorder reconcilers get in their context. Default: one that only logs the events (at debug): a
+   * controller made by the builder gets the manager's `getEventRecorderFor(name)`.
+   */
+  recorder?: EventRecorder;
 }
 
 export type MapFunction = (object: KubernetesObject) => Request[];
@@ -45,6 +58,8 @@ export class Controller {
     active: (by: number) => void;
   };
   readonly informers: Informer[] = [];
+  /** The event recorder of this controller, handed to the reconciler in its context. */
+  readonly recorder: EventRecorder;
 
   constructor(options: ControllerOptions) {
     this.name = options.name;
@@ -53,6 +68,7 @@ export class Controller {
     this.workers = Math.max(1, options.maxConcurrentReconciles ?? 1);
     this.clock = options.clock ?? realClock;
     this.metrics = options.metrics ?? new Metrics();
+    this.recorder = options.recorder ?? loggingRecorder(this.logger);
     const m = this.metrics;
     // Counters and gauges bound to their labels: plain additions per reconcile, read at scrape time.
     const queueLabels = { name: options.name };
@@ -179,16 +195,19 @@ export class Controller {
 
   private async reconcileKey(key: string): Promise<void> {
     const request = requestFromKey(key);
-    const log = this.logger.child({
-      namespace: request.namespace,
-      name: request.name,
-      reconcileID: randomUUID(),
-    });
+    const reconcileID = randomUUID();
+    const log = this.logger.child({ namespace: request.namespace, name: request.name, reconcileID });
+    const context: ReconcileContext = {
+      controller: this.name,
+      reconcileID,
+      logger: log,
+      recorder: this.recorder,
+    };
     const started = this.clock.now();
     let result: Result | void;
     this.record.active(1);
     try {
-      result = await this.reconciler.reconcile(request);
+      result = await this.reconciler.reconcile(request, context);
     } catch (err) {
       this.record.error();
       this.record.failed();
@@ -212,4 +231,19 @@ export class Controller {
     }
     log.debug('Reconciled', { result: result ?? {} });
   }
+}
+
+/** A recorder for controllers without a manager's: it logs the events it cannot send. */
+function loggingRecorder(logger: Logger): EventRecorder {
+  return {
+    event: async (regarding, type, reason, action, note) => {
+      logger.debug('event not recorded: the controller has no event recorder', {
+        type,
+        reason,
+        action,
+        note,
+        regarding: `${regarding.kind ?? ''} ${regarding.metadata?.namespace ?? ''}/${regarding.metadata?.name ?? ''}`,
+      });
+    },
+  };
 }

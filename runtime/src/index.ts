@@ -25,7 +25,7 @@ export {
   type PatchType,
   type Reader,
 } from './client.js';
-export type { Request, Result, Reconciler } from './reconcile.js';
+export type { Request, Result, Reconciler, ReconcileContext } from './reconcile.js';
 export {
   WorkQueue,
   ExponentialRateLimiter,
@@ -82,7 +82,15 @@ export {
   setControllerReference,
   type NewCondition,
 } from './helpers.js';
-export { createLogger, type Fields, type Logger, type Level } from './logger.js';
+export {
+  createLogger,
+  logFormat,
+  type Fields,
+  type JsonLoggerOptions,
+  type Logger,
+  type Level,
+  type LogFormat,
+} from './logger.js';
 export {
   Metrics,
   processRegistry,
