@@ -6,8 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import type { ApplyOptions, Client, DeleteOptions, ListOptions, PatchType } from '../client.js';
 import { ApiError } from '../errors.js';
+import type { EventRecorder, EventType } from '../events.js';
 import { fieldMatcher, labelMatcher } from '../internal/selector.js';
 import { objectKey, type ResourceKind } from '../kinds.js';
+import { createLogger, type Logger } from '../logger.js';
+import type { ReconcileContext } from '../reconcile.js';
 import type { KubernetesObject } from '../types.js';
 
 export interface FakeClientOptions {
@@ -301,4 +304,52 @@ function applyJsonPatch(document: unknown, operations: JsonPatchOperation[]): un
     }
   }
   return document;
+}
+
+/** One event a FakeRecorder kept. */
+export interface RecordedEvent {
+  regarding: KubernetesObject;
+  type: EventType;
+  reason: string;
+  action: string;
+  note?: string;
+  related?: KubernetesObject;
+}
+
+/** An EventRecorder that keeps what it is given, for assertions (controller-runtime's FakeRecorder). */
+export class FakeRecorder implements EventRecorder {
+  readonly events: RecordedEvent[] = [];
+
+  async event(
+    regarding: KubernetesObject,
+    type: EventType,
+    reason: string,
+    action: string,
+    note?: string,
+    related?: KubernetesObject,
+  ): Promise<void> {
+    this.events.push({
+      regarding,
+      type,
+      reason,
+      action,
+      ...(note !== undefined ? { note } : {}),
+      ...(related ? { related } : {}),
+    });
+  }
+}
+
+/**
+ * The context a controller hands a reconciler, for calling `reconcile(request, context)` in unit tests.
+ * Default: controller `test`, a FakeRecorder, and a logger that writes nothing.
+ */
+export function reconcileContext(
+  options: { controller?: string; recorder?: EventRecorder; logger?: Logger } = {},
+): ReconcileContext & { recorder: EventRecorder } {
+  return {
+    controller: options.controller ?? 'test',
+    reconcileID: randomUUID(),
+    logger: options.logger ?? createLogger({ write: () => {} }),
+    recorder: options.recorder ?? new FakeRecorder(),
+  };
 }

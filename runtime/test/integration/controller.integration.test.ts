@@ -443,6 +443,38 @@ describe('events', () => {
   });
 });
 
+describe('event recorders of controllers', () => {
+  it("the builder hands each reconciler its controller's recorder: Events carry the controller's name", async () => {
+    const ns = await createNamespace(env, 'recorders');
+    running = await runManager(env, (mgr) => {
+      for (const [name, reason] of [
+        [undefined, 'Reconciled'],
+        ['widget-auditor', 'Audited'],
+      ] as const) {
+        const builder = controllerManagedBy(mgr).for(WidgetKind);
+        (name ? builder.named(name) : builder).complete({
+          async reconcile(request, { recorder }) {
+            if (request.namespace !== ns) return;
+            const object = await mgr.client.get(WidgetKind, request.name, request.namespace);
+            await recorder.event(object, 'Normal', reason, 'Reconcile', `${reason} ${request.name}`);
+          },
+        });
+      }
+    });
+    const created = await client.create(WidgetKind, widget(ns, 'reported'));
+    const events = await eventually(async () => {
+      const list = await client.list(EventKind, { namespace: ns });
+      return list.length >= 2 ? list : undefined;
+    }, 'an event from each controller');
+    expect(events.map((e) => [e.reason, e.reportingController, e.regarding.uid, e.note]).sort()).toEqual([
+      ['Audited', 'widget-auditor', created.metadata?.uid, 'Audited reported'],
+      ['Reconciled', 'widget', created.metadata?.uid, 'Reconciled reported'],
+    ]);
+    for (const event of events)
+      expect(event.reportingInstance).toMatch(new RegExp(`^${event.reportingController}-`));
+  });
+});
+
 describe('scope and concurrency', () => {
   it('a manager with a namespace (WATCH_NAMESPACE) reconciles objects of that namespace only', async () => {
     const watched = await createNamespace(env, 'watched');
