@@ -305,6 +305,8 @@ export class InformerCache implements Reader {
   /** Per informer: its start(), which resolves once it has synced (or was stopped). */
   private readonly syncs = new Map<string, Promise<void>>();
   private started = false;
+  /** Informers a read started after the cache had started: not part of readiness. */
+  private readonly startedByReads = new Set<string>();
   private readonly selectors = new Map<string, KindSelector>();
   private readonly namespace: string | undefined;
   private readonly syncTimeoutMs: number;
@@ -330,7 +332,10 @@ export class InformerCache implements Reader {
         ...selector,
       });
       this.informers.set(key, informer);
-      if (this.started) this.startInformer(key, informer);
+      if (this.started) {
+        this.startedByReads.add(key);
+        this.startInformer(key, informer);
+      }
     }
     return informer;
   }
@@ -355,13 +360,20 @@ export class InformerCache implements Reader {
     await Promise.all([...this.informers.values()].map((informer) => informer.stop()));
   }
 
+  /**
+   * Whether the informers the cache started with (the controllers' watches) have synced: /readyz. An
+   * informer a read started later does not count, so a read of a kind whose CRD is missing fails that
+   * read, not the operator's readiness.
+   */
   hasSynced(): boolean {
-    return [...this.informers.values()].every((informer) => informer.hasSynced());
+    return this.unsynced().length === 0;
   }
 
-  /** The kinds (`apiVersion/Kind`) whose informers have not synced yet. */
+  /** The kinds (`apiVersion/Kind`) whose informers have not synced yet (those hasSynced counts). */
   unsynced(): string[] {
-    return [...this.informers].filter(([, informer]) => !informer.hasSynced()).map(([key]) => key);
+    return [...this.informers]
+      .filter(([key, informer]) => !this.startedByReads.has(key) && !informer.hasSynced())
+      .map(([key]) => key);
   }
 
   /**

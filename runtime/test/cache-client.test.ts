@@ -142,10 +142,16 @@ describe("the manager's client", () => {
   });
 
   it('gives up on a kind whose informer does not sync within cacheSyncTimeoutMs', async () => {
-    const { mgr } = await startManager({}, { hold: 'Cluster', cacheSyncTimeoutMs: 50 });
+    const { mgr } = await startManager(
+      {},
+      { hold: 'Cluster', cacheSyncTimeoutMs: 50, healthProbeBindAddress: '127.0.0.1:0' },
+    );
     await expect(mgr.client.get(ClusterKind, 'one')).rejects.toThrow(
       'timed out after 50 ms waiting for the cache of webapp.example.com/v1/Cluster to sync',
     );
+    // The operator stays ready: only the informers it started with count for /readyz.
+    const readyz = await fetch(`http://127.0.0.1:${mgr.addresses.healthProbe?.port}/readyz`);
+    expect(readyz.status).toBe(200);
   });
 
   it('with a namespace: reads of other namespaces are errors that name apiReader, not NotFound', async () => {
