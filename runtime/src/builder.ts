@@ -5,6 +5,7 @@
  */
 import type { Informer } from './cache.js';
 import type { Clock } from './clock.js';
+import type { EventRecorder } from './events.js';
 import { Controller, type MapFunction } from './controller.js';
 import type { ResourceKind } from './kinds.js';
 import type { Logger } from './logger.js';
@@ -20,6 +21,8 @@ export interface ControllerHost {
   readonly clock?: Clock;
   informerFor(kind: ResourceKind<unknown>): Informer;
   add(controller: Controller): void;
+  /** The event recorder of controller `name`; the builder hands it to the reconciler's context. */
+  getEventRecorderFor?(name: string): EventRecorder;
 }
 
 export interface BuilderOptions {
@@ -41,6 +44,11 @@ export interface Builder {
   withEventFilter(predicate: Predicate): Builder;
   named(name: string): Builder;
   withOptions(options: BuilderOptions): Builder;
+  /**
+   * Builds the controller and adds it to the manager. The reconciler gets, with each request, a context
+   * with its logger and the controller's event recorder (`reportingController` = the controller's name:
+   * `named(name)`, else the lower-cased kind of `for`); `controller.recorder` is the same recorder.
+   */
   complete(reconciler: Reconciler): Controller;
 }
 
@@ -91,6 +99,7 @@ export function controllerManagedBy(host: ControllerHost): Builder {
         logger: host.logger,
         metrics: host.metrics,
         ...(host.clock ? { clock: host.clock } : {}),
+        ...(host.getEventRecorderFor ? { recorder: host.getEventRecorderFor(controllerName) } : {}),
         ...(options.maxConcurrentReconciles
           ? { maxConcurrentReconciles: options.maxConcurrentReconciles }
           : {}),

@@ -4,8 +4,11 @@
  * tests feed events by hand, production uses @kubernetes/client-node's ListWatch.
  */
 import { ListWatch, Watch, type KubeConfig } from '@kubernetes/client-node';
-import { HttpClient, resourcePath } from './client.js';
+import { HttpClient, resourcePath, type ListOptions, type Reader } from './client.js';
 import { realClock, type Clock } from './clock.js';
+import { ApiError } from './errors.js';
+import { deepCopy } from './internal/deepcopy.js';
+import { fieldMatcher, labelMatcher } from './internal/selector.js';
 import { objectKey, type ResourceKind } from './kinds.js';
 import type { Logger } from './logger.js';
 import type { KubernetesObject } from './types.js';
@@ -282,39 +285,74 @@ function keyOf(object: KubernetesObject): string {
   return objectKey(object.metadata?.namespace, object.metadata?.name ?? '');
 }
 
-/** One informer per kind, shared by every controller of a manager. */
-export class InformerCache {
-  private readonly informers = new Map<string, Informer>();
-  private started = false;
+export interface CacheOptions {
+  /** Cache one namespace only (namespaced kinds): the manager's WATCH_NAMESPACE. Default: all. */
+  namespace?: string;
+  /** Per kind: only the objects these select. Default: every object (of `namespace`). */
+  selectors?: readonly KindSelector[];
+  /** How long a read waits for an informer it started to sync. Default: 120 000 ms. */
+  syncTimeoutMs?: number;
+  clock?: Clock;
+}
 
+/**
+ * One informer per kind, shared by every controller of a manager; and the reader the manager's client
+ * reads through, as controller-runtime's informer cache: `get` and `list` answer from memory with deep
+ * copies, starting (and waiting for) the informer of a kind read for the first time.
+ */
+export class InformerCache implements Reader {
+  private readonly informers = new Map<string, Informer>();
+  /** Per informer: its start(), which resolves once it has synced (or was stopped). */
+  private readonly syncs = new Map<string, Promise<void>>();
+  private started = false;
+  /** Informers a read started after the cache had started: not part of readiness. */
+  private readonly startedByReads = new Set<string>();
   private readonly selectors = new Map<string, KindSelector>();
+  private readonly namespace: string | undefined;
+  private readonly syncTimeoutMs: number;
+  private readonly clock: Clock;
 
   constructor(
     private readonly factory: InformerFactory,
-    private readonly options: InformerOptions = {},
-    /** Per kind: only the objects these select. Default: every object (of `options.namespace`). */
-    selectors: readonly KindSelector[] = [],
+    options: CacheOptions = {},
   ) {
-    for (const selector of selectors) {
-      this.selectors.set(`${selector.kind.apiVersion}/${selector.kind.kind}`, selector);
-    }
+    for (const selector of options.selectors ?? []) this.selectors.set(kindKey(selector.kind), selector);
+    this.namespace = options.namespace || undefined;
+    this.syncTimeoutMs = options.syncTimeoutMs ?? 120_000;
+    this.clock = options.clock ?? realClock;
   }
 
   informerFor(kind: ResourceKind<unknown>): Informer {
-    const key = `${kind.apiVersion}/${kind.kind}`;
+    const key = kindKey(kind);
     let informer = this.informers.get(key);
     if (!informer) {
       const { kind: _kind, ...selector } = this.selectors.get(key) ?? { kind };
-      informer = this.factory(kind, { ...this.options, ...selector });
+      informer = this.factory(kind, {
+        ...(this.namespace ? { namespace: this.namespace } : {}),
+        ...selector,
+      });
       this.informers.set(key, informer);
-      if (this.started) void informer.start();
+      if (this.started) {
+        this.startedByReads.add(key);
+        this.startInformer(key, informer);
+      }
     }
     return informer;
   }
 
+  private startInformer(key: string, informer: Informer): Promise<void> {
+    const started = informer.start();
+    // A read waits on it; a failure shows as an informer that never syncs.
+    this.syncs.set(
+      key,
+      started.catch(() => undefined),
+    );
+    return started;
+  }
+
   async start(): Promise<void> {
     this.started = true;
-    await Promise.all([...this.informers.values()].map((informer) => informer.start()));
+    await Promise.all([...this.informers].map(([key, informer]) => this.startInformer(key, informer)));
   }
 
   async stop(): Promise<void> {
@@ -322,12 +360,106 @@ export class InformerCache {
     await Promise.all([...this.informers.values()].map((informer) => informer.stop()));
   }
 
+  /**
+   * Whether the informers the cache started with (the controllers' watches) have synced: /readyz. An
+   * informer a read started later does not count, so a read of a kind whose CRD is missing fails that
+   * read, not the operator's readiness.
+   */
   hasSynced(): boolean {
-    return [...this.informers.values()].every((informer) => informer.hasSynced());
+    return this.unsynced().length === 0;
   }
 
-  /** The kinds (`apiVersion/Kind`) whose informers have not synced yet. */
+  /** The kinds (`apiVersion/Kind`) whose informers have not synced yet (those hasSynced counts). */
   unsynced(): string[] {
-    return [...this.informers].filter(([, informer]) => !informer.hasSynced()).map(([key]) => key);
+    return [...this.informers]
+      .filter(([key, informer]) => !this.startedByReads.has(key) && !informer.hasSynced())
+      .map(([key]) => key);
   }
+
+  /**
+   * A deep copy of the cached object. NotFound (an ApiError) when the cache does not hold it, which with
+   * a cache selector for the kind includes objects that exist but do not match it. A namespaced object
+   * outside the cache's namespace is an error (not NotFound): the cache cannot know.
+   */
+  async get<T>(kind: ResourceKind<T>, name: string, namespace?: string): Promise<T> {
+    if (kind.namespaced) this.checkNamespace('get', kind, namespace ?? '', `${namespace ?? ''}/${name}`);
+    const informer = await this.syncedInformerFor(kind);
+    const object = informer.get(name, kind.namespaced ? namespace : undefined);
+    if (!object) {
+      const selector = this.selectors.get(kindKey(kind));
+      const held = selector ? selectorText(selector) : '';
+      const scope = held ? ` (the cache holds only ${held})` : '';
+      throw new ApiError(
+        404,
+        'NotFound',
+        `${kind.plural}${kind.group ? `.${kind.group}` : ''} "${name}" not found${scope}`,
+      );
+    }
+    return deepCopy(object) as T;
+  }
+
+  /**
+   * Deep copies of the cached objects that match `options` (label selectors `=`, `==`, `!=`, `in`,
+   * `notin`, exists, `!`; field selectors `=`, `==`, `!=` on any dotted path), sorted by namespace and
+   * name. `pageSize` does not apply. No namespace lists every namespace the cache holds.
+   */
+  async list<T>(kind: ResourceKind<T>, options: ListOptions = {}): Promise<T[]> {
+    const namespace = kind.namespaced ? options.namespace || undefined : undefined;
+    if (namespace !== undefined) this.checkNamespace('list', kind, namespace, `namespace ${namespace}`);
+    const labels = labelMatcher(options.labelSelector);
+    const fields = fieldMatcher(options.fieldSelector);
+    const informer = await this.syncedInformerFor(kind);
+    return informer
+      .list(namespace)
+      .filter((object) => labels(object) && fields(object))
+      .sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0))
+      .map((object) => deepCopy(object) as T);
+  }
+
+  private checkNamespace(verb: string, kind: ResourceKind<unknown>, namespace: string, what: string): void {
+    if (this.namespace === undefined || namespace === this.namespace) return;
+    throw new Error(
+      `cannot ${verb} ${kind.kind} ${what} from the cache: it holds namespace "${this.namespace}" only ` +
+        "(the manager's namespace); read other namespaces with mgr.apiReader",
+    );
+  }
+
+  /** The informer of `kind`, started and synced: controller-runtime starts one on the first read. */
+  private async syncedInformerFor(kind: ResourceKind<unknown>): Promise<Informer> {
+    if (!this.started) {
+      throw new Error(
+        `the cache is not started: cannot read ${kind.kind} objects before mgr.start() ` +
+          '(read them once mgr.ready() has resolved, or with mgr.apiReader)',
+      );
+    }
+    const informer = this.informerFor(kind);
+    if (informer.hasSynced()) return informer;
+    let timer: unknown;
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = this.clock.setTimeout(() => resolve('timeout'), this.syncTimeoutMs);
+    });
+    const outcome = await Promise.race([this.syncs.get(kindKey(kind)), timeout]);
+    this.clock.clearTimeout(timer);
+    if (outcome === 'timeout') {
+      throw new Error(
+        `timed out after ${this.syncTimeoutMs} ms waiting for the cache of ${kindKey(kind)} to sync ` +
+          '(is the CRD installed, and may the operator list and watch it?)',
+      );
+    }
+    if (!informer.hasSynced()) throw new Error(`the cache stopped before ${kindKey(kind)} synced`);
+    return informer;
+  }
+}
+
+function kindKey(kind: ResourceKind<unknown>): string {
+  return `${kind.apiVersion}/${kind.kind}`;
+}
+
+function selectorText(selector: KindSelector): string {
+  return [
+    selector.labelSelector ? `labels ${selector.labelSelector}` : '',
+    selector.fieldSelector ? `fields ${selector.fieldSelector}` : '',
+  ]
+    .filter(Boolean)
+    .join(' and ');
 }

@@ -36,9 +36,13 @@ export interface ApplyOptions {
   force?: boolean;
 }
 
-export interface Client {
+/** The reading half of a Client: controller-runtime's `client.Reader`. */
+export interface Reader {
   get<T>(kind: ResourceKind<T>, name: string, namespace?: string): Promise<T>;
   list<T>(kind: ResourceKind<T>, options?: ListOptions): Promise<T[]>;
+}
+
+export interface Client extends Reader {
   create<T>(kind: ResourceKind<T>, object: T): Promise<T>;
   /** Replaces the object; its metadata.resourceVersion makes the update conditional (409 when stale). */
   update<T>(kind: ResourceKind<T>, object: T): Promise<T>;

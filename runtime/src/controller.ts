@@ -4,12 +4,20 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Informer } from './cache.js';
+import type { EventRecorder } from './events.js';
 import { realClock, type Clock } from './clock.js';
 import type { Logger } from './logger.js';
 import { Metrics, RECONCILE_BUCKETS } from './metrics.js';
 import { passes, type Predicate } from './predicate.js';
 import { WorkQueue, type RateLimiter } from './queue.js';
-import { requestFromKey, requestKey, type Reconciler, type Request, type Result } from './reconcile.js';
+import {
+  requestFromKey,
+  requestKey,
+  type ReconcileContext,
+  type Reconciler,
+  type Request,
+  type Result,
+} from './reconcile.js';
 import type { KubernetesObject } from './types.js';
 
 export interface ControllerOptions {
@@ -21,6 +29,11 @@ export interface ControllerOptions {
   rateLimiter?: RateLimiter;
   clock?: Clock;
   metrics?: Metrics;
+  /**
+   * The recorder reconcilers get in their context. Default: one that only logs the events (at debug): a
+   * controller made by the builder gets the manager's `getEventRecorderFor(name)`.
+   */
+  recorder?: EventRecorder;
 }
 
 export type MapFunction = (object: KubernetesObject) => Request[];
@@ -34,7 +47,19 @@ export class Controller {
   private readonly clock: Clock;
   private readonly metrics: Metrics;
   private running: Promise<void>[] = [];
+  /** The controller's series, bound to its labels. */
+  private readonly record: {
+    success: () => void;
+    error: () => void;
+    requeue: () => void;
+    requeueAfter: () => void;
+    failed: () => void;
+    time: (seconds: number) => void;
+    active: (by: number) => void;
+  };
   readonly informers: Informer[] = [];
+  /** The event recorder of this controller, handed to the reconciler in its context. */
+  readonly recorder: EventRecorder;
 
   constructor(options: ControllerOptions) {
     this.name = options.name;
@@ -43,26 +68,79 @@ export class Controller {
     this.workers = Math.max(1, options.maxConcurrentReconciles ?? 1);
     this.clock = options.clock ?? realClock;
     this.metrics = options.metrics ?? new Metrics();
-    const labels = { name: options.name };
+    this.recorder = options.recorder ?? loggingRecorder(this.logger);
+    const m = this.metrics;
+    // Counters and gauges bound to their labels: plain additions per reconcile, read at scrape time.
+    const queueLabels = { name: options.name };
+    const controller = { controller: options.name };
+    const adds = m.boundCounter(
+      'workqueue_adds_total',
+      'Total number of adds handled by workqueue',
+      queueLabels,
+    );
+    const retries = m.boundCounter(
+      'workqueue_retries_total',
+      'Total number of retries handled by workqueue',
+      queueLabels,
+    );
+    const depth = m.boundGauge('workqueue_depth', 'Current depth of workqueue', queueLabels);
+    const queued = m.histogram(
+      'workqueue_queue_duration_seconds',
+      'How long in seconds an item stays in workqueue before being requested',
+      ['name'],
+      RECONCILE_BUCKETS,
+    );
     this.queue = new WorkQueue({
       clock: this.clock,
       ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
       metrics: {
-        add: () =>
-          this.metrics.inc('workqueue_adds_total', 'Total number of adds handled by workqueue', labels),
-        retry: () =>
-          this.metrics.inc('workqueue_retries_total', 'Total number of retries handled by workqueue', labels),
-        depth: (depth) => this.metrics.set('workqueue_depth', 'Current depth of workqueue', labels, depth),
-        queued: (ms) =>
-          this.metrics.observe(
-            'workqueue_queue_duration_seconds',
-            'How long in seconds an item stays in workqueue before being requested',
-            labels,
-            ms / 1000,
-            RECONCILE_BUCKETS,
-          ),
+        add: () => adds.inc(),
+        retry: () => retries.inc(),
+        depth: (value) => depth.set(value),
+        queued: (ms) => queued.observe(queueLabels, ms / 1000),
       },
     });
+    // As controller-runtime: every result's series exists from the start, at 0.
+    const byResult = (result: string) =>
+      m.boundCounter('controller_runtime_reconcile_total', 'Total number of reconciliations per controller', {
+        controller: options.name,
+        result,
+      });
+    const errors = m.boundCounter(
+      'controller_runtime_reconcile_errors_total',
+      'Total number of reconciliation errors per controller',
+      controller,
+    );
+    const time = m.histogram(
+      'controller_runtime_reconcile_time_seconds',
+      'Length of time per reconciliation per controller',
+      ['controller'],
+      RECONCILE_BUCKETS,
+    );
+    const active = m.boundGauge(
+      'controller_runtime_active_workers',
+      'Number of currently used workers per controller',
+      controller,
+    );
+    m.boundGauge(
+      'controller_runtime_max_concurrent_reconciles',
+      'Maximum number of concurrent reconciles per controller',
+      controller,
+      this.workers,
+    );
+    const success = byResult('success');
+    const error = byResult('error');
+    const requeue = byResult('requeue');
+    const requeueAfter = byResult('requeue_after');
+    this.record = {
+      success: () => success.inc(),
+      error: () => error.inc(),
+      requeue: () => requeue.inc(),
+      requeueAfter: () => requeueAfter.inc(),
+      failed: () => errors.inc(),
+      time: (seconds) => time.observe(controller, seconds),
+      active: (by) => active.inc(by),
+    };
   }
 
   /** Enqueues the requests `map` makes of every object `informer` reports that `predicates` let through. */
@@ -117,54 +195,55 @@ export class Controller {
 
   private async reconcileKey(key: string): Promise<void> {
     const request = requestFromKey(key);
-    const log = this.logger.child({
-      namespace: request.namespace,
-      name: request.name,
-      reconcileID: randomUUID(),
-    });
+    const reconcileID = randomUUID();
+    const log = this.logger.child({ namespace: request.namespace, name: request.name, reconcileID });
+    const context: ReconcileContext = {
+      controller: this.name,
+      reconcileID,
+      logger: log,
+      recorder: this.recorder,
+    };
     const started = this.clock.now();
     let result: Result | void;
+    this.record.active(1);
     try {
-      result = await this.reconciler.reconcile(request);
+      result = await this.reconciler.reconcile(request, context);
     } catch (err) {
-      this.count('error');
-      this.metrics.inc(
-        'controller_runtime_reconcile_errors_total',
-        'Total number of reconciliation errors per controller',
-        {
-          controller: this.name,
-        },
-      );
+      this.record.error();
+      this.record.failed();
       log.error('Reconciler error', { error: err });
       this.queue.addRateLimited(key);
       return;
     } finally {
-      this.metrics.observe(
-        'controller_runtime_reconcile_time_seconds',
-        'Length of time per reconciliation per controller',
-        { controller: this.name },
-        (this.clock.now() - started) / 1000,
-        RECONCILE_BUCKETS,
-      );
+      this.record.active(-1);
+      this.record.time((this.clock.now() - started) / 1000);
     }
     if (result?.requeueAfter !== undefined && result.requeueAfter > 0) {
-      this.count('requeue_after');
+      this.record.requeueAfter();
       this.queue.forget(key);
       this.queue.addAfter(key, result.requeueAfter);
     } else if (result?.requeue) {
-      this.count('requeue');
+      this.record.requeue();
       this.queue.addRateLimited(key);
     } else {
-      this.count('success');
+      this.record.success();
       this.queue.forget(key);
     }
     log.debug('Reconciled', { result: result ?? {} });
   }
+}
 
-  private count(result: string): void {
-    this.metrics.inc('controller_runtime_reconcile_total', 'Total number of reconciliations per controller', {
-      controller: this.name,
-      result,
-    });
-  }
+/** A recorder for controllers without a manager's: it logs the events it cannot send. */
+function loggingRecorder(logger: Logger): EventRecorder {
+  return {
+    event: async (regarding, type, reason, action, note) => {
+      logger.debug('event not recorded: the controller has no event recorder', {
+        type,
+        reason,
+        action,
+        note,
+        regarding: `${regarding.kind ?? ''} ${regarding.metadata?.namespace ?? ''}/${regarding.metadata?.name ?? ''}`,
+      });
+    },
+  };
 }

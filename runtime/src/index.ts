@@ -23,8 +23,9 @@ export {
   type DeleteOptions,
   type ListOptions,
   type PatchType,
+  type Reader,
 } from './client.js';
-export type { Request, Result, Reconciler } from './reconcile.js';
+export type { Request, Result, Reconciler, ReconcileContext } from './reconcile.js';
 export {
   WorkQueue,
   ExponentialRateLimiter,
@@ -41,6 +42,7 @@ export {
   type InformerFactory,
   type InformerOptions,
   type KindSelector,
+  type CacheOptions,
 } from './cache.js';
 export { Controller, type MapFunction } from './controller.js';
 export {
@@ -80,7 +82,21 @@ export {
   setControllerReference,
   type NewCondition,
 } from './helpers.js';
-export { createLogger, type Fields, type Logger, type Level } from './logger.js';
-export { Metrics } from './metrics.js';
+export {
+  createLogger,
+  logFormat,
+  type Fields,
+  type JsonLoggerOptions,
+  type Logger,
+  type Level,
+  type LogFormat,
+} from './logger.js';
+export {
+  Metrics,
+  processRegistry,
+  RECONCILE_BUCKETS,
+  type BoundCounter,
+  type BoundGauge,
+} from './metrics.js';
 export { realClock, type Clock } from './clock.js';
 export * from './webhook/index.js';

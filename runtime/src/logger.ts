@@ -1,7 +1,20 @@
-/** Structured logs: one JSON object a line, as controller-runtime's zap logger writes in production. */
+/**
+ * Structured logs. In production (stderr not a terminal) one JSON object a line, as controller-runtime's
+ * zap logger writes; at a terminal a line for people, as zap's development encoder:
+ *
+ * ```
+ * 2026-11-23T12:00:00.000Z  ERROR  Reconciler error  controller=guestbook namespace=default name=g reconcileID=... error="boom"
+ *     Error: boom
+ *         at ...
+ * ```
+ *
+ * `LOG_FORMAT=json|text` overrides the choice, `LOG_LEVEL=debug|info|warn|error` sets the lowest level.
+ */
 
 export type Fields = Record<string, unknown>;
 export type Level = 'debug' | 'info' | 'warn' | 'error';
+/** `json`: one JSON object a line; `text`: time, level, message, then key=value fields. */
+export type LogFormat = 'json' | 'text';
 
 export interface Logger {
   debug(message: string, fields?: Fields): void;
@@ -21,30 +34,84 @@ export interface JsonLoggerOptions {
   write?: (line: string) => void;
   /** The clock. Default: Date.now. */
   now?: () => number;
+  /**
+   * The line format. Default: with `write`, `json`; otherwise `logFormat()`: LOG_FORMAT, else `text` when
+   * stderr is a terminal and `json` when it is not.
+   */
+  format?: LogFormat;
+}
+
+/** The format of logs on stderr: LOG_FORMAT (`json` or `text`), else `text` at a terminal, else `json`. */
+export function logFormat(
+  env: Record<string, string | undefined> = process.env,
+  terminal: boolean = process.stderr.isTTY === true,
+): LogFormat {
+  const chosen = env['LOG_FORMAT']?.toLowerCase();
+  if (chosen === 'json' || chosen === 'text') return chosen;
+  return terminal ? 'text' : 'json';
 }
 
 export function createLogger(options: JsonLoggerOptions = {}, fields: Fields = {}): Logger {
   const envLevel = process.env['LOG_LEVEL'] as Level | undefined;
   const level = options.level ?? (envLevel && envLevel in ORDER ? envLevel : 'info');
+  const format = options.format ?? (options.write ? 'json' : logFormat());
   const write = options.write ?? ((line: string) => process.stderr.write(line));
   const now = options.now ?? Date.now;
+  const encode = format === 'text' ? textLine : jsonLine;
   const log = (lineLevel: Level, message: string, extra?: Fields) => {
     if (ORDER[lineLevel] < ORDER[level]) return;
-    const line: Fields = { level: lineLevel, ts: new Date(now()).toISOString(), msg: message, ...fields };
-    for (const [key, value] of Object.entries(extra ?? {})) line[key] = serialisable(value);
-    write(`${JSON.stringify(line)}\n`);
+    write(encode(lineLevel, new Date(now()).toISOString(), message, fields, extra));
   };
   return {
     debug: (message, extra) => log('debug', message, extra),
     info: (message, extra) => log('info', message, extra),
     warn: (message, extra) => log('warn', message, extra),
     error: (message, extra) => log('error', message, extra),
-    child: (more) => createLogger({ level, write, now }, { ...fields, ...more }),
+    child: (more) => createLogger({ level, write, now, format }, { ...fields, ...more }),
   };
+}
+
+function jsonLine(level: Level, ts: string, message: string, fields: Fields, extra?: Fields): string {
+  const line: Fields = { level, ts, msg: message, ...fields };
+  for (const [key, value] of Object.entries(extra ?? {})) line[key] = serialisable(value);
+  return `${JSON.stringify(line)}\n`;
 }
 
 /** Errors do not survive JSON.stringify; keep their message and stack. */
 function serialisable(value: unknown): unknown {
   if (value instanceof Error) return { message: value.message, name: value.name, stack: value.stack };
   return value;
+}
+
+/**
+ * `time  LEVEL  message  key=value ...`, as zap's development (console) encoder, with the stacks of
+ * errors on the lines after, indented.
+ */
+function textLine(level: Level, ts: string, message: string, fields: Fields, extra?: Fields): string {
+  const all: Fields = { ...fields, ...extra };
+  const pairs: string[] = [];
+  const stacks: string[] = [];
+  for (const [key, value] of Object.entries(all)) {
+    if (value === undefined) continue;
+    if (value instanceof Error) {
+      pairs.push(`${key}=${JSON.stringify(value.message)}`);
+      if (value.stack) stacks.push(value.stack.replace(/^/gm, '    '));
+    } else {
+      pairs.push(`${key}=${textValue(value)}`);
+    }
+  }
+  const head = `${ts}  ${level.toUpperCase().padEnd(5)}  ${message}`;
+  const line = pairs.length > 0 ? `${head}  ${pairs.join(' ')}` : head;
+  return `${[line, ...stacks].join('\n')}\n`;
+}
+
+/** A bare word when it reads unambiguously, else JSON. */
+function textValue(value: unknown): string {
+  if (typeof value === 'string') return /^[^\s"=\\]+$/.test(value) ? value : JSON.stringify(value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
 }

@@ -15,14 +15,15 @@ import {
   type InformerFactory,
   type KindSelector,
 } from './cache.js';
-import { HttpClient, type Client } from './client.js';
+import { HttpClient, type Client, type Reader } from './client.js';
 import { realClock, type Clock } from './clock.js';
 import type { Controller } from './controller.js';
 import { newEventRecorder, type EventRecorder } from './events.js';
+import { DelegatingClient } from './internal/delegating-client.js';
 import type { ResourceKind } from './kinds.js';
 import { inClusterNamespace, LeaderElector } from './leaderelection.js';
 import { createLogger, type Logger } from './logger.js';
-import { Metrics } from './metrics.js';
+import { Metrics, processRegistry } from './metrics.js';
 import { WebhookServer, type WebhookServerOptions } from './webhook/index.js';
 
 export interface ManagerOptions {
@@ -36,6 +37,11 @@ export interface ManagerOptions {
    * cache as a delete event. Default: every object of every kind.
    */
   cacheSelectors?: KindSelector[];
+  /**
+   * Kinds `mgr.client` reads from the API server instead of the cache (controller-runtime's
+   * `client.CacheOptions.DisableFor`): kinds too many or too large to cache, read seldom. Default: none.
+   */
+  clientDisableCacheFor?: ResourceKind<unknown>[];
   /** `host:port` of /metrics; `'0'` turns it off. Default `:8080`. */
   metricsBindAddress?: string;
   /** `host:port` of /healthz and /readyz; `'0'` turns them off. Default `:8081`. */
@@ -71,7 +77,10 @@ export interface ManagerOptions {
   /** Stop on SIGTERM and SIGINT. Default true. */
   handleSignals?: boolean;
   logger?: Logger;
-  /** Instead of a client on the kubeconfig (tests). */
+  /**
+   * Instead of a client on the kubeconfig (tests): what `mgr.apiReader` reads and every write of
+   * `mgr.client` goes to.
+   */
   client?: Client;
   /** Instead of informers on the API server (tests). */
   informerFactory?: InformerFactory;
@@ -79,8 +88,21 @@ export interface ManagerOptions {
 }
 
 export class Manager implements ControllerHost {
+  /**
+   * The client for reconcilers (controller-runtime's `mgr.GetClient()`): `get` and `list` read from the
+   * manager's informer cache (deep copies; a kind read for the first time gets an informer, which the
+   * read waits to sync), writes go to the API server.
+   */
   readonly client: Client;
+  /** Reads straight from the API server (controller-runtime's `mgr.GetAPIReader()`), never cached. */
+  readonly apiReader: Reader;
+  /** Talks to the API server directly: leader election and events, and the writes of `client`. */
+  private readonly apiClient: Client;
   readonly logger: Logger;
+  /**
+   * This manager's Prometheus metrics (its own prom-client Registry, served on /metrics): register your
+   * own on `mgr.metrics.registry`, or get them made there by `mgr.metrics.counter(name, help, labels)`.
+   */
   readonly metrics = new Metrics();
   /** Where admission and conversion webhooks are registered; served over TLS while the manager runs. */
   readonly webhookServer: WebhookServer;
@@ -125,14 +147,17 @@ export class Manager implements ControllerHost {
       kubeConfig = new KubeConfig();
       kubeConfig.loadFromDefault();
     }
-    this.client = options.client ?? new HttpClient(kubeConfig as KubeConfig);
+    this.apiClient = options.client ?? new HttpClient(kubeConfig as KubeConfig);
+    this.apiReader = this.apiClient;
     const factory =
       options.informerFactory ?? clientNodeInformerFactory(kubeConfig as KubeConfig, this.logger, this.clock);
-    this.cache = new InformerCache(
-      factory,
-      options.namespace ? { namespace: options.namespace } : {},
-      options.cacheSelectors ?? [],
-    );
+    this.cache = new InformerCache(factory, {
+      ...(options.namespace ? { namespace: options.namespace } : {}),
+      selectors: options.cacheSelectors ?? [],
+      syncTimeoutMs: options.cacheSyncTimeoutMs ?? 120_000,
+      clock: this.clock,
+    });
+    this.client = new DelegatingClient(this.cache, this.apiClient, options.clientDisableCacheFor);
     this.leaderElector = options.leaderElection ? this.newLeaderElector(options) : undefined;
   }
 
@@ -147,7 +172,7 @@ export class Manager implements ControllerHost {
       );
     }
     return new LeaderElector({
-      client: this.client,
+      client: this.apiClient,
       name: options.leaderElectionId,
       namespace,
       identity: options.leaderElectionIdentity ?? `${os.hostname()}_${randomUUID()}`,
@@ -169,10 +194,20 @@ export class Manager implements ControllerHost {
   getEventRecorderFor(name: string): EventRecorder {
     let recorder = this.recorders.get(name);
     if (!recorder) {
-      recorder = newEventRecorder({ client: this.client, name, logger: this.logger, clock: this.clock });
+      recorder = newEventRecorder({ client: this.apiClient, name, logger: this.logger, clock: this.clock });
       this.recorders.set(name, recorder);
     }
     return recorder;
+  }
+
+  /** The client reading from the cache: `mgr.client`. */
+  getClient(): Client {
+    return this.client;
+  }
+
+  /** The reader that goes to the API server: `mgr.apiReader`. */
+  getAPIReader(): Reader {
+    return this.apiReader;
   }
 
   informerFor(kind: ResourceKind<unknown>): Informer {
@@ -207,7 +242,13 @@ export class Manager implements ControllerHost {
       );
       await this.listen('metrics', this.options.metricsBindAddress ?? ':8080', (req, res) => {
         if (req.url?.split('?')[0] !== '/metrics') return text(res, 404, 'not found\n');
-        res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4' }).end(this.metrics.render());
+        this.renderMetrics().then(
+          (body) => res.writeHead(200, { 'Content-Type': this.metrics.contentType }).end(body),
+          (error: unknown) => {
+            this.logger.error('cannot render metrics', { error });
+            text(res, 500, 'cannot render metrics\n');
+          },
+        );
       });
       // Webhooks answer on every replica, before the caches sync: conversion needs no cache or lease.
       if (this.webhookServer.paths().length > 0) await this.webhookServer.start();
@@ -290,6 +331,12 @@ export class Manager implements ControllerHost {
     this.state = 'stopped';
     this.logger.info('Stopped');
     this.finished();
+  }
+
+  /** This manager's series, then the process's (prom-client's default metrics). */
+  private async renderMetrics(): Promise<string> {
+    const [own, process] = await Promise.all([this.metrics.render(), processRegistry().metrics()]);
+    return `${own}\n${process}`;
   }
 
   private probe(req: http.IncomingMessage, res: http.ServerResponse): void {

@@ -1,111 +1,242 @@
 /**
- * Prometheus metrics with controller-runtime's series names, in the text exposition format. Small on
- * purpose: counters, gauges and histograms are all an operator's /metrics needs. Every reconcile updates
- * several series, so label sets are turned into their text once and cached, never per update.
+ * Prometheus metrics through prom-client, with controller-runtime's series names. Each Manager has its own
+ * `Metrics` and so its own prom-client `Registry` (two managers in one process do not clash); users
+ * register their metrics on `mgr.metrics.registry` and /metrics serves them with the runtime's:
+ *
+ * ```ts
+ * const synced = new Counter({ name: 'widgets_synced_total', help: '...', registers: [mgr.metrics.registry] });
+ * ```
+ *
+ * The process metrics prom-client collects (`process_cpu_seconds_total`, `nodejs_heap_size_used_bytes`
+ * ...) are the process's, not a manager's: they live once per process, in `processRegistry()`, and every
+ * manager's /metrics adds them.
  */
+import {
+  collectDefaultMetrics,
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  type LabelValues,
+  type Metric,
+} from 'prom-client';
+
 type Labels = Record<string, string>;
 
-function labelText(labels: Labels): string {
-  const entries = Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : 1));
-  if (entries.length === 0) return '';
-  return `{${entries.map(([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(',')}}`;
+/** A counter series bound to its labels (`Metrics.boundCounter`). */
+export interface BoundCounter {
+  inc(by?: number): void;
 }
 
-interface Histogram {
-  labels: Labels;
-  counts: number[];
-  sum: number;
-  count: number;
+/** A gauge series bound to its labels (`Metrics.boundGauge`). */
+export interface BoundGauge {
+  set(value: number): void;
+  inc(by?: number): void;
 }
 
-interface Series {
-  help: string;
-  type: 'counter' | 'gauge' | 'histogram';
-  /** Counters and gauges: label text -> value. */
-  values: Map<string, number>;
-  /** Histograms: label text -> buckets. */
-  histograms: Map<string, Histogram>;
-  buckets: number[];
+interface Pending {
+  value: number;
+  flush(): void;
 }
+
+/** controller-runtime's buckets of reconcile and work-queue durations, in seconds. */
+export const RECONCILE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 export class Metrics {
-  private readonly series = new Map<string, Series>();
-  /** Label sets seen before, by a cheap key, with their text. */
-  private readonly labelCache = new Map<string, string>();
+  /** The prom-client registry /metrics serves: register your own metrics on it. */
+  readonly registry: Registry;
 
-  private get(name: string, help: string, type: Series['type'], buckets: number[] = []): Series {
-    let series = this.series.get(name);
-    if (!series) {
-      series = { help, type, values: new Map(), histograms: new Map(), buckets };
-      this.series.set(name, series);
-    }
+  constructor(registry: Registry = new Registry()) {
+    this.registry = registry;
+  }
+
+  /** The counter `name`, created on first use with these label names. */
+  counter(name: string, help: string, labelNames: readonly string[] = []): Counter<string> {
+    return this.metric(
+      name,
+      Counter,
+      () =>
+        new Counter({
+          name,
+          help,
+          labelNames,
+          registers: [this.registry],
+          collect: () => this.flush(name),
+        }),
+    );
+  }
+
+  /** The gauge `name`, created on first use with these label names. */
+  gauge(name: string, help: string, labelNames: readonly string[] = []): Gauge<string> {
+    return this.metric(
+      name,
+      Gauge,
+      () =>
+        new Gauge({
+          name,
+          help,
+          labelNames,
+          registers: [this.registry],
+          collect: () => this.flush(name),
+        }),
+    );
+  }
+
+  /** The histogram `name`, created on first use with these label names and buckets. */
+  histogram(
+    name: string,
+    help: string,
+    labelNames: readonly string[] = [],
+    buckets: readonly number[] = RECONCILE_BUCKETS,
+  ): Histogram<string> {
+    return this.metric(
+      name,
+      Histogram,
+      () => new Histogram({ name, help, labelNames, buckets: [...buckets], registers: [this.registry] }),
+    );
+  }
+
+  /**
+   * One series of the counter `name`, bound to `labels`, for hot paths: `inc()` adds to a plain number,
+   * which the counter takes up when it is read (a scrape of /metrics, or `value()`). prom-client hashes
+   * the labels on every update of its own (about 180 ns); the work queue and the reconcile loop update
+   * several series per reconcile. The series exists, at 0, from the start.
+   */
+  boundCounter(name: string, help: string, labels: Labels): BoundCounter {
+    const counter = this.counter(name, help, Object.keys(labels));
+    counter.inc(labels, 0);
+    const series: BoundCounter & Pending = {
+      value: 0,
+      flush: () => {
+        if (series.value === 0) return;
+        counter.inc(labels, series.value);
+        series.value = 0;
+      },
+      inc: (by = 1) => {
+        series.value += by;
+      },
+    };
+    this.pendingOf(name).push(series);
     return series;
   }
 
-  private text(labels: Labels): string {
-    let key = '';
-    for (const name in labels) key += `${name}\u0000${labels[name]}\u0001`;
-    let text = this.labelCache.get(key);
-    if (text === undefined) {
-      text = labelText(labels);
-      this.labelCache.set(key, text);
-    }
-    return text;
+  /** One series of the gauge `name`, bound to `labels`, set as a plain number (see boundCounter). */
+  boundGauge(name: string, help: string, labels: Labels, initial = 0): BoundGauge {
+    const gauge = this.gauge(name, help, Object.keys(labels));
+    const series: BoundGauge & Pending = {
+      value: initial,
+      flush: () => gauge.set(labels, series.value),
+      set: (value) => {
+        series.value = value;
+      },
+      inc: (by = 1) => {
+        series.value += by;
+      },
+    };
+    series.flush();
+    this.pendingOf(name).push(series);
+    return series;
   }
 
+  private readonly pending = new Map<string, Pending[]>();
+
+  private pendingOf(name: string): Pending[] {
+    let list = this.pending.get(name);
+    if (!list) {
+      list = [];
+      this.pending.set(name, list);
+    }
+    return list;
+  }
+
+  private flush(name: string): void {
+    for (const series of this.pending.get(name) ?? []) series.flush();
+  }
+
+  private metric<M extends Metric<string>>(
+    name: string,
+    type: abstract new (...args: never[]) => M,
+    create: () => M,
+  ): M {
+    const existing = this.registry.getSingleMetric(name);
+    if (existing === undefined) return create();
+    if (!(existing instanceof type)) throw new Error(`metric ${name} is registered with another type`);
+    return existing;
+  }
+
+  /** Adds `by` (default 1) to the counter `name` at `labels`; `by` 0 makes the series appear. */
   inc(name: string, help: string, labels: Labels = {}, by = 1): void {
-    const series = this.get(name, help, 'counter');
-    const key = this.text(labels);
-    series.values.set(key, (series.values.get(key) ?? 0) + by);
+    const sorted = sortedLabels(labels);
+    this.counter(name, help, Object.keys(sorted)).inc(sorted, by);
   }
 
   set(name: string, help: string, labels: Labels, value: number): void {
-    this.get(name, help, 'gauge').values.set(this.text(labels), value);
+    const sorted = sortedLabels(labels);
+    this.gauge(name, help, Object.keys(sorted)).set(sorted, value);
   }
 
-  observe(name: string, help: string, labels: Labels, value: number, buckets: number[]): void {
-    const series = this.get(name, help, 'histogram', buckets);
-    const key = this.text(labels);
-    let histogram = series.histograms.get(key);
-    if (!histogram) {
-      histogram = { labels, counts: series.buckets.map(() => 0), sum: 0, count: 0 };
-      series.histograms.set(key, histogram);
-    }
-    for (let i = 0; i < series.buckets.length; i++) if (value <= series.buckets[i]!) histogram.counts[i]!++;
-    histogram.sum += value;
-    histogram.count++;
+  observe(name: string, help: string, labels: Labels, value: number, buckets: readonly number[]): void {
+    const sorted = sortedLabels(labels);
+    this.histogram(name, help, Object.keys(sorted), buckets).observe(sorted, value);
   }
 
   /**
    * The value of a counter or gauge; for a histogram the count of observations, or with an `le` label the
-   * count of its bucket. For tests and probes.
+   * count of its bucket (`'+Inf'`: all). For tests and probes.
    */
-  value(name: string, labels: Labels = {}): number | undefined {
-    const series = this.series.get(name);
-    if (series?.type !== 'histogram') return series?.values.get(labelText(labels));
+  async value(name: string, labels: Labels = {}): Promise<number | undefined> {
+    const metric = this.registry.getSingleMetric(name);
+    if (metric === undefined) return undefined;
+    const values = (await metric.get()).values as {
+      value: number;
+      labels: LabelValues<string>;
+      metricName?: string;
+    }[];
+    if (!(metric instanceof Histogram)) return values.find((v) => sameLabels(v.labels, labels))?.value;
     const { le, ...rest } = labels;
-    const histogram = series.histograms.get(labelText(rest));
-    if (!histogram || le === undefined || le === '+Inf') return histogram?.count;
-    const index = series.buckets.findIndex((bound) => String(bound) === le);
-    return index < 0 ? undefined : histogram.counts[index];
+    const wanted =
+      le === undefined || le === '+Inf'
+        ? values.find((v) => v.metricName === `${name}_count` && sameLabels(v.labels, rest))
+        : values.find(
+            (v) =>
+              v.metricName === `${name}_bucket` &&
+              String(v.labels['le']) === le &&
+              sameLabels(v.labels, rest, 'le'),
+          );
+    return wanted?.value;
   }
 
-  render(): string {
-    const lines: string[] = [];
-    for (const [name, series] of [...this.series].sort(([a], [b]) => (a < b ? -1 : 1))) {
-      lines.push(`# HELP ${name} ${series.help}`, `# TYPE ${name} ${series.type}`);
-      for (const [key, value] of series.values) lines.push(`${name}${key} ${value}`);
-      for (const [key, histogram] of series.histograms) {
-        series.buckets.forEach((bound, i) => {
-          const le = labelText({ ...histogram.labels, le: String(bound) });
-          lines.push(`${name}_bucket${le} ${histogram.counts[i]}`);
-        });
-        lines.push(`${name}_bucket${labelText({ ...histogram.labels, le: '+Inf' })} ${histogram.count}`);
-        lines.push(`${name}_sum${key} ${histogram.sum}`, `${name}_count${key} ${histogram.count}`);
-      }
-    }
-    return `${lines.join('\n')}\n`;
+  /** This registry's series in the Prometheus text format. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
   }
 }
 
-export const RECONCILE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+/** prom-client writes labels in the order of their object's keys: sorted, the text is stable. */
+function sortedLabels(labels: Labels): Labels {
+  const sorted: Labels = {};
+  for (const key of Object.keys(labels).sort()) sorted[key] = labels[key]!;
+  return sorted;
+}
+
+function sameLabels(actual: LabelValues<string>, wanted: Labels, ignore?: string): boolean {
+  const keys = Object.keys(actual).filter((key) => key !== ignore);
+  return (
+    keys.length === Object.keys(wanted).length && keys.every((key) => String(actual[key]) === wanted[key])
+  );
+}
+
+let processMetrics: Registry | undefined;
+
+/** prom-client's process and Node.js metrics, collected once per process (on first use). */
+export function processRegistry(): Registry {
+  if (!processMetrics) {
+    processMetrics = new Registry();
+    collectDefaultMetrics({ register: processMetrics });
+  }
+  return processMetrics;
+}

@@ -1,4 +1,6 @@
 /** What a controller asks of a reconciler, and what the reconciler answers. */
+import type { EventRecorder } from './events.js';
+import type { Logger } from './logger.js';
 
 /** The object to reconcile. `namespace` is `''` for cluster-scoped objects. */
 export interface Request {
@@ -13,9 +15,27 @@ export interface Result {
   requeueAfter?: number;
 }
 
+/** What the controller hands its reconciler with each request (controller-runtime's context). */
+export interface ReconcileContext {
+  /** The controller's name. */
+  readonly controller: string;
+  /** This reconcile's id, on every line of `logger`. */
+  readonly reconcileID: string;
+  /** Every line carries `controller`, `namespace`, `name` and `reconcileID`. */
+  readonly logger: Logger;
+  /**
+   * The controller's event recorder: its events carry the controller's name as `reportingController`
+   * (the manager's `getEventRecorderFor(controller)`, one per controller).
+   */
+  readonly recorder: EventRecorder;
+}
+
 export interface Reconciler {
-  /** Moves the cluster toward the state `request`'s object declares. Throwing retries with backoff. */
-  reconcile(request: Request): Promise<Result | void>;
+  /**
+   * Moves the cluster toward the state `request`'s object declares. Throwing retries with backoff.
+   * `context` has the reconcile's logger and the controller's event recorder; a reconciler may ignore it.
+   */
+  reconcile(request: Request, context: ReconcileContext): Promise<Result | void>;
 }
 
 export function requestKey(request: Request): string {

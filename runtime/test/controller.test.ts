@@ -160,9 +160,14 @@ describe('a controller built with controllerManagedBy', () => {
     // 5 ms, then 10 ms later, then 20 ms later.
     expect(retryTimes).toEqual([5, 15, 35]);
     expect(controller.queue.retries('default/a')).toBe(0);
-    expect(h.metrics.value('controller_runtime_reconcile_errors_total', { controller: 'guestbook' })).toBe(3);
     expect(
-      h.metrics.value('controller_runtime_reconcile_total', { controller: 'guestbook', result: 'success' }),
+      await h.metrics.value('controller_runtime_reconcile_errors_total', { controller: 'guestbook' }),
+    ).toBe(3);
+    expect(
+      await h.metrics.value('controller_runtime_reconcile_total', {
+        controller: 'guestbook',
+        result: 'success',
+      }),
     ).toBe(1);
     const errorLine = JSON.parse(lines.find((line) => line.includes('Reconciler error'))!) as Record<
       string,

@@ -60,8 +60,8 @@ describe('Manager with leader election', () => {
     await sleep(150);
     expect(one.calls).toEqual([{ namespace: 'default', name: 'g' }]);
     expect(two.calls).toEqual([]);
-    expect(one.mgr.metrics.value('leader_election_master_status', { name: 'op.example.com' })).toBe(1);
-    expect(two.mgr.metrics.value('leader_election_master_status', { name: 'op.example.com' })).toBe(0);
+    expect(await one.mgr.metrics.value('leader_election_master_status', { name: 'op.example.com' })).toBe(1);
+    expect(await two.mgr.metrics.value('leader_election_master_status', { name: 'op.example.com' })).toBe(0);
 
     await one.mgr.stop();
     await runningOne;

@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { Counter } from 'prom-client';
+import { describe, expect, it, vi } from 'vitest';
 import { controllerManagedBy } from '../src/builder.js';
 import { ManualInformer } from '../src/cache.js';
 import { groupVersion } from '../src/kinds.js';
@@ -95,6 +96,53 @@ describe('Manager', () => {
     await expect(second.start()).rejects.toThrow(`cannot serve healthProbe on 127.0.0.1:${taken}`);
     await first.stop();
     await running;
+  });
+
+  it('keeps a registry per manager: two managers in one process, user metrics and process metrics on /metrics', async () => {
+    const one = testManager();
+    const two = testManager();
+    for (const { mgr } of [one, two]) {
+      controllerManagedBy(mgr)
+        .for(Guestbook)
+        .complete({ reconcile: async () => {} });
+    }
+    const synced = new Counter({
+      name: 'guestbooks_synced_total',
+      help: 'Guestbooks synced.',
+      registers: [one.mgr.metrics.registry],
+    });
+    synced.inc(3);
+    one.sync();
+    two.sync();
+    const running = [one.mgr.start(), two.mgr.start()];
+    await Promise.all([one.mgr.ready(), two.mgr.ready()]);
+    for (const { mgr } of [one, two]) {
+      await vi.waitFor(async () =>
+        expect(
+          await mgr.metrics.value('controller_runtime_reconcile_total', {
+            controller: 'guestbook',
+            result: 'success',
+          }),
+        ).toBe(1),
+      );
+    }
+    const body = async (mgr: Manager) => (await get(mgr.addresses.metrics?.port, '/metrics')).body;
+    const first = await body(one.mgr);
+    const second = await body(two.mgr);
+    for (const text of [first, second]) {
+      expect(text).toMatch(
+        /^controller_runtime_reconcile_total\{controller="guestbook",result="success"\} 1$/m,
+      );
+      expect(text).toMatch(
+        /^controller_runtime_reconcile_total\{controller="guestbook",result="error"\} 0$/m,
+      );
+      expect(text).toMatch(/^controller_runtime_max_concurrent_reconciles\{controller="guestbook"\} 1$/m);
+      expect(text).toMatch(/^process_cpu_seconds_total \d/m);
+    }
+    expect(first).toMatch(/^guestbooks_synced_total 3$/m);
+    expect(second).not.toContain('guestbooks_synced_total');
+    await Promise.all([one.mgr.stop(), two.mgr.stop()]);
+    await Promise.all(running);
   });
 
   it('parses bind addresses', () => {

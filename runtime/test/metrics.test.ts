@@ -1,38 +1,92 @@
+import { Counter, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { Metrics } from '../src/metrics.js';
+import { Metrics, processRegistry } from '../src/metrics.js';
 
 describe('Metrics', () => {
-  it('renders counters, gauges and histograms in the Prometheus text format', () => {
+  it('renders counters, gauges and histograms in the Prometheus text format, through prom-client', async () => {
     const metrics = new Metrics();
     metrics.inc('reconcile_total', 'Reconciles.', { controller: 'g', result: 'success' });
     metrics.inc('reconcile_total', 'Reconciles.', { result: 'success', controller: 'g' }, 2);
     metrics.set('depth', 'Depth.', { name: 'g' }, 4);
     metrics.observe('time_seconds', 'Time.', { controller: 'g' }, 0.02, [0.01, 0.05]);
     metrics.observe('time_seconds', 'Time.', { controller: 'g' }, 3, [0.01, 0.05]);
-    expect(metrics.render()).toBe(
+    expect(await metrics.render()).toBe(
       [
-        '# HELP depth Depth.',
-        '# TYPE depth gauge',
-        'depth{name="g"} 4',
         '# HELP reconcile_total Reconciles.',
         '# TYPE reconcile_total counter',
         'reconcile_total{controller="g",result="success"} 3',
+        '',
+        '# HELP depth Depth.',
+        '# TYPE depth gauge',
+        'depth{name="g"} 4',
+        '',
         '# HELP time_seconds Time.',
         '# TYPE time_seconds histogram',
-        'time_seconds_bucket{controller="g",le="0.01"} 0',
-        'time_seconds_bucket{controller="g",le="0.05"} 1',
-        'time_seconds_bucket{controller="g",le="+Inf"} 2',
+        'time_seconds_bucket{le="0.01",controller="g"} 0',
+        'time_seconds_bucket{le="0.05",controller="g"} 1',
+        'time_seconds_bucket{le="+Inf",controller="g"} 2',
         'time_seconds_sum{controller="g"} 3.02',
         'time_seconds_count{controller="g"} 2',
         '',
       ].join('\n'),
     );
-    expect(metrics.value('time_seconds', { controller: 'g' })).toBe(2);
+    expect(await metrics.value('time_seconds', { controller: 'g' })).toBe(2);
+    expect(await metrics.value('time_seconds', { controller: 'g', le: '0.05' })).toBe(1);
+    expect(await metrics.value('reconcile_total', { controller: 'g', result: 'success' })).toBe(3);
+    expect(await metrics.value('reconcile_total', { controller: 'g', result: 'error' })).toBeUndefined();
+    expect(await metrics.value('missing')).toBeUndefined();
   });
 
-  it('escapes quotes and backslashes in label values', () => {
+  it('escapes quotes and backslashes in label values', async () => {
     const metrics = new Metrics();
     metrics.inc('x', 'X.', { path: 'a"b\\c' });
-    expect(metrics.render()).toContain('x{path="a\\"b\\\\c"} 1');
+    expect(await metrics.render()).toContain('x{path="a\\"b\\\\c"} 1');
+  });
+
+  it('keeps one registry per instance, which users register their own metrics on', async () => {
+    const one = new Metrics();
+    const two = new Metrics();
+    one.inc('workqueue_adds_total', 'Adds.', { name: 'a' });
+    two.inc('workqueue_adds_total', 'Adds.', { name: 'a' }, 5);
+    expect(await one.value('workqueue_adds_total', { name: 'a' })).toBe(1);
+    expect(await two.value('workqueue_adds_total', { name: 'a' })).toBe(5);
+    const mine = new Counter({ name: 'widgets_synced_total', help: 'Synced.', registers: [one.registry] });
+    mine.inc(7);
+    expect(one.registry).toBeInstanceOf(Registry);
+    expect(await one.render()).toContain('widgets_synced_total 7');
+    expect(await two.render()).not.toContain('widgets_synced_total');
+    // The same name gets the same metric; another type is refused.
+    expect(one.counter('widgets_synced_total', 'Synced.')).toBe(mine);
+    expect(() => one.gauge('widgets_synced_total', 'Synced.')).toThrow(
+      'metric widgets_synced_total is registered with another type',
+    );
+  });
+
+  it('bound series add up as plain numbers and show when read', async () => {
+    const metrics = new Metrics();
+    const adds = metrics.boundCounter('workqueue_adds_total', 'Adds.', { name: 'a' });
+    const depth = metrics.boundGauge('workqueue_depth', 'Depth.', { name: 'a' });
+    expect(await metrics.value('workqueue_adds_total', { name: 'a' })).toBe(0);
+    adds.inc();
+    adds.inc(2);
+    depth.set(5);
+    depth.inc(-1);
+    expect(await metrics.value('workqueue_adds_total', { name: 'a' })).toBe(3);
+    adds.inc();
+    const text = await metrics.render();
+    expect(text).toContain('workqueue_adds_total{name="a"} 4');
+    expect(text).toContain('workqueue_depth{name="a"} 4');
+    // Several bound series of one counter, and direct updates, add up.
+    metrics.boundCounter('workqueue_adds_total', 'Adds.', { name: 'b' }).inc();
+    metrics.inc('workqueue_adds_total', 'Adds.', { name: 'a' });
+    expect(await metrics.value('workqueue_adds_total', { name: 'a' })).toBe(5);
+    expect(await metrics.value('workqueue_adds_total', { name: 'b' })).toBe(1);
+  });
+
+  it('collects the process metrics once per process', async () => {
+    expect(processRegistry()).toBe(processRegistry());
+    const text = await processRegistry().metrics();
+    expect(text).toMatch(/^process_cpu_seconds_total \d/m);
+    expect(text).toMatch(/^nodejs_heap_size_used_bytes \d/m);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * `npm run bench:runtime`: the runtime against a real kube-apiserver (envtest). For 1,000 and 10,000
  * custom resources (~1 KB each): the time for a manager's cache to sync, the time until a no-op reconciler
- * has seen every object, and memory per cached object; and the work queue's own cost per item.
+ * has seen every object, memory per cached object, and the time of a read through the manager's client
+ * (from the cache, deep copy included); and the work queue's own cost per item.
  * Options: --sizes 1000,10000.
  */
 import { spawnSync } from 'node:child_process';
@@ -89,14 +90,15 @@ const perItem = await queueCost(1_000_000);
 const lines = [
   `Node ${process.version}, ${os.cpus().length} CPUs, kube-apiserver from envtest on loopback.`,
   '',
-  '| objects | cache synced | all reconciled once | reconcile throughput | RSS idle -> loaded | heap per object | RSS per object |',
-  '| ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  '| objects | cache synced | all reconciled once | reconcile throughput | RSS idle -> loaded | heap per object | RSS per object | mgr.client.get |',
+  '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ...rows.map(
     (r) =>
       `| ${r.count} | ${(r.syncMs / 1000).toFixed(2)} s | ${(r.reconcileAllMs / 1000).toFixed(2)} s | ` +
       `${Math.round(r.count / (r.drainMs / 1000))}/s | ${Math.round(r.rssIdleMiB)} -> ${Math.round(r.rssLoadedMiB)} MiB | ` +
       `${(((r.heapLoadedMiB - r.heapIdleMiB) * 1024) / r.count).toFixed(1)} KiB | ` +
-      `${(((r.rssLoadedMiB - r.rssIdleMiB) * 1024) / r.count).toFixed(1)} KiB |`,
+      `${(((r.rssLoadedMiB - r.rssIdleMiB) * 1024) / r.count).toFixed(1)} KiB | ` +
+      `${(r.cacheGetNs / 1000).toFixed(1)} us |`,
   ),
   '',
   `Work queue alone: ${perItem.toFixed(0)} ns per item (add, get, done; 1,000,000 distinct keys).`,

@@ -6,7 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import type { ApplyOptions, Client, DeleteOptions, ListOptions, PatchType } from '../client.js';
 import { ApiError } from '../errors.js';
+import type { EventRecorder, EventType } from '../events.js';
+import { fieldMatcher, labelMatcher } from '../internal/selector.js';
 import { objectKey, type ResourceKind } from '../kinds.js';
+import { createLogger, type Logger } from '../logger.js';
+import type { ReconcileContext } from '../reconcile.js';
 import type { KubernetesObject } from '../types.js';
 
 export interface FakeClientOptions {
@@ -45,13 +49,12 @@ export class FakeClient implements Client {
   }
 
   async list<T>(kind: ResourceKind<T>, options: ListOptions = {}): Promise<T[]> {
-    const matches = parseSelector(options.labelSelector);
-    const fields = parseFieldSelector(options.fieldSelector);
+    const labels = labelMatcher(options.labelSelector);
+    const fields = fieldMatcher(options.fieldSelector);
     return [...this.store.values()]
       .filter((o) => o.apiVersion === kind.apiVersion && o.kind === kind.kind)
       .filter((o) => !options.namespace || o.metadata.namespace === options.namespace)
-      .filter((o) => matches(o.metadata.labels ?? {}))
-      .filter((o) => fields(o))
+      .filter((o) => labels(o) && fields(o))
       .sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1))
       .map((o) => clone(o) as T);
   }
@@ -241,38 +244,6 @@ function clone<T>(value: T): T {
   return value === undefined ? value : structuredClone(value);
 }
 
-/** Equality-based label selectors: `a=b`, `a==b`, `a!=b`, `a`, `!a`, comma-separated. */
-function parseSelector(selector: string | undefined): (labels: Record<string, string>) => boolean {
-  if (!selector) return () => true;
-  const tests = selector.split(',').map((term) => {
-    const t = term.trim();
-    const ne = t.split('!=');
-    if (ne.length === 2) return (l: Record<string, string>) => l[ne[0]!.trim()] !== ne[1]!.trim();
-    const eq = t.split(/==?/);
-    if (eq.length === 2) return (l: Record<string, string>) => l[eq[0]!.trim()] === eq[1]!.trim();
-    if (t.startsWith('!')) return (l: Record<string, string>) => !(t.slice(1) in l);
-    return (l: Record<string, string>) => t in l;
-  });
-  return (labels) => tests.every((test) => test(labels));
-}
-
-/** `metadata.name=x,metadata.namespace!=y`: any dotted path of the object. */
-function parseFieldSelector(selector: string | undefined): (o: KubernetesObject) => boolean {
-  if (!selector) return () => true;
-  const tests = selector.split(',').map((term) => {
-    const negate = term.includes('!=');
-    const [path = '', value = ''] = term.split(negate ? '!=' : /==?/);
-    return (o: KubernetesObject) => {
-      let current: unknown = o;
-      for (const part of path.trim().split('.'))
-        current = (current as Record<string, unknown> | undefined)?.[part];
-      const equal = String(current ?? '') === value.trim();
-      return negate ? !equal : equal;
-    };
-  });
-  return (o) => tests.every((test) => test(o));
-}
-
 /** RFC 7386 JSON merge patch. */
 function mergePatch(target: unknown, patch: unknown): unknown {
   if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
@@ -333,4 +304,52 @@ function applyJsonPatch(document: unknown, operations: JsonPatchOperation[]): un
     }
   }
   return document;
+}
+
+/** One event a FakeRecorder kept. */
+export interface RecordedEvent {
+  regarding: KubernetesObject;
+  type: EventType;
+  reason: string;
+  action: string;
+  note?: string;
+  related?: KubernetesObject;
+}
+
+/** An EventRecorder that keeps what it is given, for assertions (controller-runtime's FakeRecorder). */
+export class FakeRecorder implements EventRecorder {
+  readonly events: RecordedEvent[] = [];
+
+  async event(
+    regarding: KubernetesObject,
+    type: EventType,
+    reason: string,
+    action: string,
+    note?: string,
+    related?: KubernetesObject,
+  ): Promise<void> {
+    this.events.push({
+      regarding,
+      type,
+      reason,
+      action,
+      ...(note !== undefined ? { note } : {}),
+      ...(related ? { related } : {}),
+    });
+  }
+}
+
+/**
+ * The context a controller hands a reconciler, for calling `reconcile(request, context)` in unit tests.
+ * Default: controller `test`, a FakeRecorder, and a logger that writes nothing.
+ */
+export function reconcileContext(
+  options: { controller?: string; recorder?: EventRecorder; logger?: Logger } = {},
+): ReconcileContext & { recorder: EventRecorder } {
+  return {
+    controller: options.controller ?? 'test',
+    reconcileID: randomUUID(),
+    logger: options.logger ?? createLogger({ write: () => {} }),
+    recorder: options.recorder ?? new FakeRecorder(),
+  };
 }

@@ -217,7 +217,7 @@ describe('a controller for a custom resource', () => {
     expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(290);
     expect(times[2]! - times[1]!).toBeGreaterThanOrEqual(290);
     expect(
-      running.mgr.metrics.value('controller_runtime_reconcile_total', {
+      await running.mgr.metrics.value('controller_runtime_reconcile_total', {
         controller: 'widget',
         result: 'requeue_after',
       }),
@@ -253,11 +253,13 @@ describe('a controller for a custom resource', () => {
     await client.create(WidgetKind, widget(ns, 'healthy'));
     await eventually(() => healthy.length === 1, 'the healthy widget to be reconciled');
     const metrics = running.mgr.metrics;
-    expect(metrics.value('controller_runtime_reconcile_errors_total', { controller: 'widget' })).toBe(5);
+    expect(await metrics.value('controller_runtime_reconcile_errors_total', { controller: 'widget' })).toBe(
+      5,
+    );
     expect(
-      metrics.value('controller_runtime_reconcile_total', { controller: 'widget', result: 'error' }),
+      await metrics.value('controller_runtime_reconcile_total', { controller: 'widget', result: 'error' }),
     ).toBe(5);
-    expect(metrics.value('workqueue_retries_total', { name: 'widget' })).toBe(5);
+    expect(await metrics.value('workqueue_retries_total', { name: 'widget' })).toBe(5);
     const errorLine = running.lines.find((line) => line['msg'] === 'Reconciler error');
     expect(errorLine).toMatchObject({
       controller: 'widget',
@@ -344,34 +346,37 @@ describe('predicates', () => {
         })
         .complete(noop);
     });
-    const adds = (name: string) => running!.mgr.metrics.value('workqueue_adds_total', { name }) ?? 0;
+    const adds = async (name: string) =>
+      (await running!.mgr.metrics.value('workqueue_adds_total', { name })) ?? 0;
     const witness = (what: string, seen: (object: Widget) => boolean) =>
       eventually(() => witnessed.some((object) => seen(object as Widget)), `the witness to see ${what}`);
 
     const created = await client.create(WidgetKind, widget(ns, 'filtered', 1));
     await witness('the creation', () => true);
-    const base = { generation: adds('by-generation'), labels: adds('by-labels') };
+    const base = { generation: await adds('by-generation'), labels: await adds('by-labels') };
     expect(base.generation).toBeGreaterThan(0); // creations pass both
 
     await client.updateStatus(WidgetKind, { ...created, status: { ready: true } });
     await witness('the status change', (o) => o.status?.ready === true);
-    expect(adds('by-generation')).toBe(base.generation);
-    expect(adds('by-labels')).toBe(base.labels);
+    expect(await adds('by-generation')).toBe(base.generation);
+    expect(await adds('by-labels')).toBe(base.labels);
 
     await client.patch(WidgetKind, 'filtered', ns, { metadata: { labels: { tier: 'gold' } } });
     await witness('the label change', (o) => o.metadata?.labels?.['tier'] === 'gold');
-    expect(adds('by-generation')).toBe(base.generation);
-    expect(adds('by-labels')).toBe(base.labels + 1);
+    expect(await adds('by-generation')).toBe(base.generation);
+    expect(await adds('by-labels')).toBe(base.labels + 1);
 
     await client.patch(WidgetKind, 'filtered', ns, { spec: { size: 5 } });
     await witness('the spec change', (o) => o.spec?.size === 5);
-    expect(adds('by-generation')).toBe(base.generation + 1);
-    expect(adds('by-labels')).toBe(base.labels + 1);
+    expect(await adds('by-generation')).toBe(base.generation + 1);
+    expect(await adds('by-labels')).toBe(base.labels + 1);
 
     // Deletions pass both.
     await client.delete(WidgetKind, 'filtered', ns);
     await eventually(
-      () => adds('by-generation') === base.generation + 2 && adds('by-labels') === base.labels + 2,
+      async () =>
+        (await adds('by-generation')) === base.generation + 2 &&
+        (await adds('by-labels')) === base.labels + 2,
       'the deletion to be enqueued by both',
     );
   });
@@ -435,6 +440,38 @@ describe('events', () => {
     })) as unknown as { involvedObject: { kind: string; uid: string }; count?: number }[];
     expect(core.length).toBeGreaterThanOrEqual(1);
     expect(core[0]!.involvedObject).toMatchObject({ kind: 'Widget', uid: created.metadata?.uid });
+  });
+});
+
+describe('event recorders of controllers', () => {
+  it("the builder hands each reconciler its controller's recorder: Events carry the controller's name", async () => {
+    const ns = await createNamespace(env, 'recorders');
+    running = await runManager(env, (mgr) => {
+      for (const [name, reason] of [
+        [undefined, 'Reconciled'],
+        ['widget-auditor', 'Audited'],
+      ] as const) {
+        const builder = controllerManagedBy(mgr).for(WidgetKind);
+        (name ? builder.named(name) : builder).complete({
+          async reconcile(request, { recorder }) {
+            if (request.namespace !== ns) return;
+            const object = await mgr.client.get(WidgetKind, request.name, request.namespace);
+            await recorder.event(object, 'Normal', reason, 'Reconcile', `${reason} ${request.name}`);
+          },
+        });
+      }
+    });
+    const created = await client.create(WidgetKind, widget(ns, 'reported'));
+    const events = await eventually(async () => {
+      const list = await client.list(EventKind, { namespace: ns });
+      return list.length >= 2 ? list : undefined;
+    }, 'an event from each controller');
+    expect(events.map((e) => [e.reason, e.reportingController, e.regarding.uid, e.note]).sort()).toEqual([
+      ['Audited', 'widget-auditor', created.metadata?.uid, 'Audited reported'],
+      ['Reconciled', 'widget', created.metadata?.uid, 'Reconciled reported'],
+    ]);
+    for (const event of events)
+      expect(event.reportingInstance).toMatch(new RegExp(`^${event.reportingController}-`));
   });
 });
 

@@ -134,7 +134,8 @@ describe('probes and metrics', () => {
         'controller_runtime_reconcile_total{controller="widget",result="success"}',
         'controller_runtime_reconcile_total{controller="widget",result="error"} 1',
         'controller_runtime_reconcile_errors_total{controller="widget"} 1',
-        'controller_runtime_reconcile_time_seconds_bucket{controller="widget",le="0.005"}',
+        // prom-client writes `le` first; Prometheus does not care about the order of labels.
+        'controller_runtime_reconcile_time_seconds_bucket{le="0.005",controller="widget"}',
         'controller_runtime_reconcile_time_seconds_count{controller="widget"}',
         'workqueue_depth{name="widget"}',
         'workqueue_adds_total{name="widget"}',

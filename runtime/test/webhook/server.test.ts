@@ -75,17 +75,17 @@ describe('WebhookServer', () => {
       { op: 'add', path: '/spec/replicas', value: 1 },
     ]);
     const metrics = server.metrics;
-    expect(metrics.value('controller_runtime_webhook_requests_total', { webhook: MUTATE, code: '200' })).toBe(
-      1,
-    );
-    expect(metrics.value('controller_runtime_webhook_requests_total', { webhook: MUTATE, code: '500' })).toBe(
-      0,
-    );
-    expect(metrics.value('controller_runtime_webhook_requests_in_flight', { webhook: MUTATE })).toBe(0);
-    expect(metrics.value('controller_runtime_webhook_latency_seconds', { webhook: MUTATE, le: '+Inf' })).toBe(
-      1,
-    );
-    const text = metrics.render();
+    expect(
+      await metrics.value('controller_runtime_webhook_requests_total', { webhook: MUTATE, code: '200' }),
+    ).toBe(1);
+    expect(
+      await metrics.value('controller_runtime_webhook_requests_total', { webhook: MUTATE, code: '500' }),
+    ).toBe(0);
+    expect(await metrics.value('controller_runtime_webhook_requests_in_flight', { webhook: MUTATE })).toBe(0);
+    expect(
+      await metrics.value('controller_runtime_webhook_latency_seconds', { webhook: MUTATE, le: '+Inf' }),
+    ).toBe(1);
+    const text = await metrics.render();
     expect(text).toContain('# TYPE controller_runtime_webhook_latency_seconds histogram');
     expect(text).toContain(`controller_runtime_webhook_latency_seconds_count{webhook="${MUTATE}"} 1`);
     expect(text).toContain(`controller_runtime_webhook_requests_total{code="200",webhook="${MUTATE}"} 1`);
@@ -102,7 +102,10 @@ describe('WebhookServer', () => {
     expect(failures()[0]).toMatchObject({ level: 'error', webhook: MUTATE, code: 400 });
     expect((await call(MUTATE, admissionReview({ object }))).status).toBe(200);
     expect(
-      server.metrics.value('controller_runtime_webhook_requests_total', { webhook: MUTATE, code: '400' }),
+      await server.metrics.value('controller_runtime_webhook_requests_total', {
+        webhook: MUTATE,
+        code: '400',
+      }),
     ).toBe(1);
   });
 
@@ -157,7 +160,10 @@ describe('WebhookServer', () => {
     expect(failures()).toHaveLength(2);
     expect((await call(MUTATE, admissionReview({ object }))).status).toBe(200);
     expect(
-      server.metrics.value('controller_runtime_webhook_requests_total', { webhook: MUTATE, code: '413' }),
+      await server.metrics.value('controller_runtime_webhook_requests_total', {
+        webhook: MUTATE,
+        code: '413',
+      }),
     ).toBe(2);
   });
 
@@ -226,9 +232,9 @@ describe('WebhookServer', () => {
     });
     expect(signal?.aborted).toBe(true);
     expect(failures()).toEqual([expect.objectContaining({ webhook: VALIDATE, code: 504 })]);
-    expect(server.metrics.value('controller_runtime_webhook_requests_in_flight', { webhook: VALIDATE })).toBe(
-      0,
-    );
+    expect(
+      await server.metrics.value('controller_runtime_webhook_requests_in_flight', { webhook: VALIDATE }),
+    ).toBe(0);
     expect((await call(MUTATE, admissionReview({ object }))).status).toBe(200);
   });
 
@@ -291,7 +297,7 @@ describe('WebhookServer', () => {
     const metrics = new Metrics();
     const server = new WebhookServer({ metrics, logger: memoryLogger().logger });
     server.register(VALIDATE, validating(Guestbook, {}));
-    expect(metrics.render()).toContain(
+    expect(await metrics.render()).toContain(
       `controller_runtime_webhook_requests_total{code="500",webhook="${VALIDATE}"} 0`,
     );
     expect(() => server.register(VALIDATE, validating(Guestbook, {}))).toThrow(

@@ -196,7 +196,10 @@ describe('webhooks called by kube-apiserver', () => {
     expect(created.spec).toEqual({ replicas: 1, image: 'nginx:1.27' });
     const metrics = server.metrics;
     expect(
-      metrics.value('controller_runtime_webhook_requests_total', { webhook: mutatePath(V1), code: '200' }),
+      await metrics.value('controller_runtime_webhook_requests_total', {
+        webhook: mutatePath(V1),
+        code: '200',
+      }),
     ).toBeGreaterThan(0);
   });
 
@@ -276,7 +279,10 @@ describe('webhooks called by kube-apiserver', () => {
       spec: { scale: { replicas: 3 }, containerImage: 'redis:7' },
     });
     expect(
-      server.metrics.value('controller_runtime_webhook_requests_total', { webhook: '/convert', code: '200' }),
+      await server.metrics.value('controller_runtime_webhook_requests_total', {
+        webhook: '/convert',
+        code: '200',
+      }),
     ).toBeGreaterThan(0);
   });
 });

@@ -19,7 +19,7 @@ limitations under the License.
  * pods never run, which a labeler does not need).
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import { createLogger, isConflict, Manager, type Client } from '@kubesmith/runtime';
+import { createLogger, HttpClient, isConflict, Manager, type Client } from '@kubesmith/runtime';
 import { startEnvtest, type Envtest } from '@kubesmith/runtime/envtest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -43,7 +43,8 @@ beforeAll(async () => {
     handleSignals: false,
     logger: createLogger({ level: 'error' }),
   });
-  client = mgr.client;
+  // The test and its other writer act as users do, on the API server; the labeler reads from its cache.
+  client = new HttpClient(env.kubeConfig);
   new PodReconciler(mgr.client).setupWithManager(mgr);
   running = mgr.start();
   await mgr.ready();

@@ -1,0 +1,185 @@
+/**
+ * The manager's client on a real API server: reads from the informer cache (deep copies, an informer
+ * started on the first read of a kind, the manager's namespace and cache selectors respected), writes to
+ * the API server; `mgr.apiReader` reads the API server.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { controllerManagedBy } from '../../src/builder.js';
+import { HttpClient, type Client } from '../../src/client.js';
+import type { Envtest } from '../../src/envtest/index.js';
+import { isNotFound } from '../../src/errors.js';
+import {
+  ConfigMapKind,
+  createNamespace,
+  eventually,
+  runManager,
+  startTestEnv,
+  WidgetKind,
+  type RunningManager,
+  type Widget,
+} from './helpers.js';
+
+let env: Envtest;
+let api: Client;
+let running: RunningManager | undefined;
+
+beforeAll(async () => {
+  env = await startTestEnv();
+  api = new HttpClient(env.kubeConfig);
+}, 90_000);
+afterEach(async () => {
+  await running?.mgr.stop();
+  running = undefined;
+});
+afterAll(async () => {
+  await env?.stop();
+}, 30_000);
+
+function widget(ns: string, name: string, labels: Record<string, string> = {}): Widget {
+  return {
+    apiVersion: WidgetKind.apiVersion,
+    kind: 'Widget',
+    metadata: { name, namespace: ns, labels },
+    spec: { size: 1 },
+  };
+}
+
+describe("the manager's client", () => {
+  it('a reconciler reads through the cache and writes through the API: it converges, retrying conflicts', async () => {
+    const ns = await createNamespace(env, 'cached');
+    running = await runManager(env, (mgr) => {
+      controllerManagedBy(mgr)
+        .for(WidgetKind)
+        .complete({
+          async reconcile(request) {
+            let object: Widget;
+            try {
+              object = await mgr.client.get(WidgetKind, request.name, request.namespace);
+            } catch (error) {
+              if (isNotFound(error)) return;
+              throw error;
+            }
+            // Mutating what was read is safe: it is a copy of the cached object.
+            object.spec = { size: (object.spec?.size ?? 0) + 1 };
+            if ((object.spec.size ?? 0) > 4) return;
+            // A stale read (the cache behind the API) is a 409 Conflict: thrown, so retried.
+            await mgr.client.update(WidgetKind, object);
+          },
+        });
+    });
+    await api.create(WidgetKind, widget(ns, 'counter'));
+    await eventually(
+      async () => (await api.get(WidgetKind, 'counter', ns)).spec?.size === 4,
+      'the widget counted up to 4 by read-modify-write reconciles',
+    );
+    const { mgr } = running;
+    await eventually(
+      async () => (await mgr.client.get(WidgetKind, 'counter', ns)).spec?.size === 4,
+      'the cache to see the last write',
+    );
+    // Every cached read was a copy: the mutations above never reached the cache.
+    const fromCache = await mgr.client.get(WidgetKind, 'counter', ns);
+    fromCache.spec!.size = 100;
+    expect((await mgr.client.get(WidgetKind, 'counter', ns)).spec?.size).toBe(4);
+  });
+
+  it('reads are served from the cache while the API server is away; apiReader goes to the API server', async () => {
+    const ns = await createNamespace(env, 'away');
+    await api.create(WidgetKind, widget(ns, 'kept'));
+    running = await runManager(env, (mgr) => {
+      controllerManagedBy(mgr)
+        .for(WidgetKind)
+        .complete({ reconcile: async () => {} });
+    });
+    const { mgr } = running;
+    await eventually(
+      async () => (await mgr.client.list(WidgetKind, { namespace: ns })).length === 1,
+      'the widget in the cache',
+    );
+    await env.stopApiServer({ kill: true });
+    try {
+      expect((await mgr.client.get(WidgetKind, 'kept', ns)).metadata?.name).toBe('kept');
+      expect((await mgr.client.list(WidgetKind, { namespace: ns })).map((w) => w.metadata?.name)).toEqual([
+        'kept',
+      ]);
+      await expect(mgr.apiReader.get(WidgetKind, 'kept', ns)).rejects.toThrow();
+      await expect(mgr.client.create(WidgetKind, widget(ns, 'new'))).rejects.toThrow();
+    } finally {
+      await env.startApiServer();
+    }
+  }, 60_000);
+
+  it('the first read of a kind starts its informer; later objects reach the cache by its watch', async () => {
+    const ns = await createNamespace(env, 'lazy');
+    await api.create(ConfigMapKind, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'a', namespace: ns },
+    });
+    running = await runManager(env, (mgr) => {
+      controllerManagedBy(mgr)
+        .for(WidgetKind)
+        .complete({ reconcile: async () => {} });
+    });
+    const { mgr } = running;
+    // No controller watches ConfigMaps: this read starts an informer and waits for its list.
+    expect((await mgr.client.get(ConfigMapKind, 'a', ns)).metadata?.name).toBe('a');
+    await api.create(ConfigMapKind, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'b', namespace: ns },
+      data: { k: 'v' },
+    });
+    await eventually(
+      async () => (await mgr.client.list(ConfigMapKind, { namespace: ns })).length === 2,
+      'the ConfigMap created after the first read, in the cache',
+    );
+    expect((await mgr.client.get(ConfigMapKind, 'b', ns)).data).toEqual({ k: 'v' });
+  });
+
+  it("with the manager's namespace, a read of another namespace is an error; apiReader reads it", async () => {
+    const watched = await createNamespace(env, 'watched');
+    const other = await createNamespace(env, 'other');
+    await api.create(WidgetKind, widget(watched, 'inside'));
+    await api.create(WidgetKind, widget(other, 'outside'));
+    running = await runManager(
+      env,
+      (mgr) => {
+        controllerManagedBy(mgr)
+          .for(WidgetKind)
+          .complete({ reconcile: async () => {} });
+      },
+      { namespace: watched },
+    );
+    const { mgr } = running;
+    expect((await mgr.client.list(WidgetKind)).map((w) => w.metadata?.namespace)).toEqual([watched]);
+    expect((await mgr.client.get(WidgetKind, 'inside', watched)).metadata?.name).toBe('inside');
+    await expect(mgr.client.get(WidgetKind, 'outside', other)).rejects.toThrow(
+      `cannot get Widget ${other}/outside from the cache: it holds namespace "${watched}" only`,
+    );
+    expect((await mgr.apiReader.get(WidgetKind, 'outside', other)).metadata?.name).toBe('outside');
+  });
+
+  it('with a cache selector, an object outside it is NotFound through the client, found by apiReader', async () => {
+    const ns = await createNamespace(env, 'selector');
+    await api.create(WidgetKind, widget(ns, 'mine', { team: 'a' }));
+    await api.create(WidgetKind, widget(ns, 'theirs', { team: 'b' }));
+    running = await runManager(
+      env,
+      (mgr) => {
+        controllerManagedBy(mgr)
+          .for(WidgetKind)
+          .complete({ reconcile: async () => {} });
+      },
+      { cacheSelectors: [{ kind: WidgetKind, labelSelector: 'team=a' }] },
+    );
+    const { mgr } = running;
+    expect((await mgr.client.list(WidgetKind, { namespace: ns })).map((w) => w.metadata?.name)).toEqual([
+      'mine',
+    ]);
+    const theirs = mgr.client.get(WidgetKind, 'theirs', ns);
+    await expect(theirs).rejects.toSatisfy(isNotFound);
+    await expect(theirs).rejects.toThrow('(the cache holds only labels team=a)');
+    expect((await mgr.apiReader.get(WidgetKind, 'theirs', ns)).metadata?.labels).toEqual({ team: 'b' });
+  });
+});
