@@ -34,8 +34,225 @@ const NOT_A_STRING =
  * controller-gen writes): sequences not indented under their key, multi-line strings as `|-` blocks,
  * long plain strings folded at 80 columns, strings that look like other scalars in double quotes, other
  * strings that need quoting in single quotes.
+ *
+ * Written directly, line by line, with the rules of the `yaml` package's stringifier (the output is
+ * byte-identical to `toYamlWithDocument`, which the tests check on the fixtures and on random data). Data
+ * outside that subset (control characters, a multi-line string ending in a blank line of spaces or with a
+ * line starting with `---`/`...`, a multi-line or very long key, a bigint...) goes to `toYamlWithDocument`.
  */
 export function toYaml(value: unknown): string {
+  return toYamlDirect(value) ?? toYamlWithDocument(value);
+}
+
+/** `toYaml` written directly, or undefined for data outside the direct writer's subset. */
+export function toYamlDirect(value: unknown): string | undefined {
+  const lines = new FoldedLines();
+  try {
+    if (Array.isArray(value)) {
+      if (value.length === 0) lines.push('[]');
+      else writeSeq(lines, value, '', '');
+    } else if (isMap(value)) {
+      const keys = sortedKeys(value);
+      if (keys.length === 0) lines.push('{}');
+      else writeMap(lines, value, keys, '', '');
+    } else {
+      return undefined;
+    }
+  } catch (error) {
+    if (error === OUTSIDE_SUBSET) return undefined;
+    throw error;
+  }
+  lines.push('');
+  return lines.text();
+}
+
+/** Thrown by the direct writer for data it leaves to the `yaml` package. */
+const OUTSIDE_SUBSET = new Error('outside the direct YAML writer subset');
+
+const isMap = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** The keys `canonical` keeps, sorted. */
+function sortedKeys(map: Record<string, unknown>): string[] {
+  const keys: string[] = [];
+  for (const key of Object.keys(map)) if (map[key] !== undefined) keys.push(key);
+  return keys.sort(compareKeys);
+}
+
+/**
+ * The pairs of a non-empty block mapping (`keys`: `sortedKeys(map)`) at `indent`; the first line starts with
+ * `lead` instead (`- ` of a sequence item).
+ */
+function writeMap(
+  lines: FoldedLines,
+  map: Record<string, unknown>,
+  keys: readonly string[],
+  indent: string,
+  lead: string,
+): void {
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    const head = `${i === 0 ? lead : indent}${keyScalar(key)}:`;
+    writeValue(lines, map[key], head, indent, `${indent}  `);
+  }
+}
+
+/** The items of a block sequence at `indent`; the first line starts with `lead` instead. */
+function writeSeq(lines: FoldedLines, seq: readonly unknown[], indent: string, lead: string): void {
+  for (let i = 0; i < seq.length; i++) {
+    const item = seq[i];
+    if (item === undefined) throw OUTSIDE_SUBSET;
+    const head = `${i === 0 ? lead : indent}-`;
+    writeValue(lines, item, head, `${indent}  `, `${indent}  `);
+  }
+}
+
+/**
+ * A value after `head` (`key:` or `-`): a scalar on the same line, a block scalar's header there and its
+ * lines at `nested`, a non-empty mapping on the next lines at `nested` (or after the dash, for an item), a
+ * non-empty sequence at `seqIndent` (not indented under a key).
+ */
+function writeValue(
+  lines: FoldedLines,
+  value: unknown,
+  head: string,
+  seqIndent: string,
+  nested: string,
+): void {
+  const item = head.endsWith('-');
+  if (Array.isArray(value)) {
+    if (value.length === 0) lines.push(`${head} []`);
+    else if (item) writeSeq(lines, value, nested, `${head} `);
+    else {
+      lines.push(head);
+      writeSeq(lines, value, seqIndent, seqIndent);
+    }
+  } else if (isMap(value)) {
+    const keys = sortedKeys(value);
+    if (keys.length === 0) lines.push(`${head} {}`);
+    else if (item) writeMap(lines, value, keys, nested, `${head} `);
+    else {
+      lines.push(head);
+      writeMap(lines, value, keys, nested, nested);
+    }
+  } else if (typeof value === 'string' && value.includes('\n')) {
+    writeBlockString(lines, value, head, nested);
+  } else {
+    lines.push(`${head} ${valueScalar(value)}`);
+  }
+}
+
+/** A scalar that is not a multi-line string. */
+function valueScalar(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return flowString(value);
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'number':
+      if (Object.is(value, -0)) return '-0';
+      if (!Number.isFinite(value)) return Number.isNaN(value) ? '.nan' : value < 0 ? '-.inf' : '.inf';
+      return JSON.stringify(value);
+    case 'object':
+      if (value === null) return 'null';
+  }
+  throw OUTSIDE_SUBSET;
+}
+
+/** yaml writes a key longer than this as an explicit `? key`. */
+const MAX_IMPLICIT_KEY = 1024;
+
+function keyScalar(key: string): string {
+  if (key.includes('\n')) throw OUTSIDE_SUBSET;
+  const text = flowString(key);
+  if (text.length > MAX_IMPLICIT_KEY) throw OUTSIDE_SUBSET;
+  return text;
+}
+
+/** Characters yaml writes only in double quotes with escapes: controls (not \t, \n), lone surrogates. */
+// eslint-disable-next-line no-control-regex -- the control characters are what it looks for
+const NEEDS_ESCAPES = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u{D800}-\u{DFFF}]/u;
+/** What the yaml package does not write plain (its `plainString` test, for one line). */
+const NOT_PLAIN = /^[\t ,[\]{}#&*!|>'"%@`]|^[?-]$|^[?-][ \t]|:[ \t]|[\t ]#|[\t :]$/;
+/** Lines starting like a document marker: yaml changes the indentation or style of such strings. */
+const DOCUMENT_MARKER = /^(?:---|\.\.\.)/m;
+/** Plain scalars the YAML 1.2 core schema resolves to something else than a string. */
+const CORE_NOT_STRING =
+  /^(?:~|[Nn]ull|NULL)?$|^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$|^0o[0-7]+$|^[-+]?[0-9]+$|^0x[0-9a-fA-F]+$|^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$|^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$|^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/;
+
+/** Keys and values repeat a lot (`type`, `string`, `description`...): each is styled once per process. */
+const flowStrings = new Map<string, string>();
+
+/** A one-line string, plain or quoted as `toYamlWithDocument` writes it. */
+function flowString(s: string): string {
+  let text = flowStrings.get(s);
+  if (text === undefined) {
+    text = styleFlowString(s);
+    if (s.length <= 256) flowStrings.set(s, text);
+  }
+  return text;
+}
+
+function styleFlowString(s: string): string {
+  if (NEEDS_ESCAPES.test(s) || DOCUMENT_MARKER.test(s)) throw OUTSIDE_SUBSET;
+  if (NOT_A_STRING.test(s)) return JSON.stringify(s);
+  const hasSingle = s.includes("'");
+  if (hasSingle && PRINTABLE.test(s) && !canBePlain(s)) return singleQuoted(s);
+  if (!NOT_PLAIN.test(s) && !CORE_NOT_STRING.test(s)) return s;
+  // yaml's quotedString with singleQuote: single quotes, unless only ' would need escaping.
+  return hasSingle && !s.includes('"') ? JSON.stringify(s) : singleQuoted(s);
+}
+
+const singleQuoted = (s: string): string => `'${s.replace(/'/g, "''")}'`;
+
+/** yaml's blockString for a literal block (`|`), its chomping and indentation indicators included. */
+function writeBlockString(lines: FoldedLines, value: string, head: string, indent: string): void {
+  if (NEEDS_ESCAPES.test(value) || DOCUMENT_MARKER.test(value) || /\n[\t ]+$/.test(value)) {
+    throw OUTSIDE_SUBSET;
+  }
+  let chomp: string;
+  let endStart: number;
+  for (endStart = value.length; endStart > 0; --endStart) {
+    const ch = value[endStart - 1];
+    if (ch !== '\n' && ch !== '\t' && ch !== ' ') break;
+  }
+  let end = value.substring(endStart);
+  const endNlPos = end.indexOf('\n');
+  if (endNlPos === -1) chomp = '-';
+  else if (value === end || endNlPos !== end.length - 1) chomp = '+';
+  else chomp = '';
+  if (end) {
+    value = value.slice(0, -end.length);
+    if (end.endsWith('\n')) end = end.slice(0, -1);
+    end = end.replace(BLOCK_END_NEWLINES, `$&${indent}`);
+  }
+  let startWithSpace = false;
+  let startEnd: number;
+  let startNlPos = -1;
+  for (startEnd = 0; startEnd < value.length; ++startEnd) {
+    const ch = value[startEnd];
+    if (ch === ' ') startWithSpace = true;
+    else if (ch === '\n') startNlPos = startEnd;
+    else break;
+  }
+  let start = value.substring(0, startNlPos < startEnd ? startNlPos + 1 : startEnd);
+  if (start) {
+    value = value.substring(start.length);
+    start = start.replace(/\n+/g, `$&${indent}`);
+  }
+  const body = `${indent}${start}${value.replace(/\n+/g, `$&${indent}`)}${end}`;
+  lines.push(`${head} |${startWithSpace ? '2' : ''}${chomp}`);
+  for (const line of body.split('\n')) lines.push(line);
+}
+
+const BLOCK_END_NEWLINES = /(^|(?<!\n))\n+(?!\n|$)/g;
+
+/**
+ * The same text as `toYaml`, built with the `yaml` package: a Document of the canonical data, scalar styles
+ * set by a visitor, then the lines folded. It is the reference the direct writer is tested against, and
+ * what `toYaml` falls back to for data outside the direct writer's subset.
+ */
+export function toYamlWithDocument(value: unknown): string {
   const doc = new Document(canonical(value), { sortMapEntries: false });
   visit(doc, {
     Scalar(_key, node) {
@@ -48,16 +265,42 @@ export function toYaml(value: unknown): string {
     },
   });
   const text = doc.toString({ indentSeq: false, lineWidth: 0, blockQuote: 'literal', singleQuote: true });
-  let blockIndent = -1;
-  return text
-    .split('\n')
-    .map((line) => {
-      const indent = line.length - line.trimStart().length;
-      if (blockIndent >= 0 && (line.trim() === '' || indent > blockIndent)) return line; // inside a |- block
-      blockIndent = /(?:^|: |- )[|>][-+]?\d*$/.test(line) ? indent : -1;
-      return foldLine(line);
-    })
-    .join('\n');
+  const lines = new FoldedLines();
+  for (const line of text.split('\n')) lines.push(line);
+  return lines.text();
+}
+
+/**
+ * Collects the lines of a document and folds the long ones (`foldLine`), except inside `|`/`>` blocks: a
+ * line is in a block while it is blank or deeper than the line that opened the block.
+ */
+class FoldedLines {
+  private readonly lines: string[] = [];
+  private blockIndent = -1;
+
+  push(line: string): void {
+    if (this.blockIndent >= 0) {
+      if (line.trim() === '' || indentOf(line) > this.blockIndent) {
+        this.lines.push(line);
+        return;
+      }
+    }
+    this.blockIndent = mayEndBlockHeader(line) && BLOCK_HEADER_END.test(line) ? indentOf(line) : -1;
+    this.lines.push(line.length > BEST_WIDTH ? foldLine(line) : line);
+  }
+
+  /** The lines joined with newlines (the last `push` is usually '', giving the final newline). */
+  text(): string {
+    return this.lines.join('\n');
+  }
+}
+
+const BLOCK_HEADER_END = /(?:^|: |- )[|>][-+]?\d*$/;
+const indentOf = (line: string): number => line.length - line.trimStart().length;
+/** A cheap test before BLOCK_HEADER_END: a block header ends with one of `|>-+` or a digit. */
+function mayEndBlockHeader(line: string): boolean {
+  const last = line.charCodeAt(line.length - 1);
+  return last === 0x7c || last === 0x3e || last === 0x2d || last === 0x2b || (last >= 0x30 && last <= 0x39);
 }
 
 const PRINTABLE = /^[\x20-\x7e\u00a0-\ud7ff\ue000-\ufffd]*$/;
