@@ -34,10 +34,7 @@ export function markerLinesOf(fileText: string, range: ts.CommentRange): MarkerL
     const start = m ? m[0].length : 0;
     if (line[start] === '+') {
       out.push({
-        text: line
-          .slice(start)
-          .replace(/\s*\r?$/, '')
-          .trimEnd(),
+        text: line.slice(start).trimEnd(), // trimEnd also drops the \r of a CRLF line
         pos: range.pos + offset + start,
       });
     }
