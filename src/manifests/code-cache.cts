@@ -6,13 +6,14 @@
  *
  * While ts-morph is required, its bundles are compiled with `vm.Script` and the cached data kept in
  * `.cache/kubesmith/v8/` of the node_modules directory that holds ts-morph, one file per bundle, named by
- * the bundle's path, size and time and by Node's version and architecture. A cache V8 rejects (other V8
+ * a hash of the bundle's path and source (about 10 ms for the three: file times are no proof, npm gives
+ * every installed file the same one) and of Node's version and architecture. A cache V8 rejects (other V8
  * flags) is rewritten; one that cannot be read or written is done without. The data is written when the
  * process exits, so it includes what the run compiled, to a temporary file renamed into place.
  * `NODE_DISABLE_COMPILE_CACHE=1` turns it off, as it does Node's own compile cache.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import Module from 'node:module';
 import path from 'node:path';
 import vm from 'node:vm';
@@ -64,17 +65,12 @@ export function installCodeCache(): () => void {
   };
 }
 
-function cacheFile(dir: string, filename: string): string | undefined {
-  try {
-    const { size, mtimeMs } = statSync(filename);
-    const key = [filename, size, mtimeMs, process.version, process.arch].join('\0');
-    return path.join(
-      dir,
-      `${path.basename(filename)}-${createHash('sha256').update(key).digest('hex').slice(0, 16)}.v8`,
-    );
-  } catch {
-    return undefined;
-  }
+function cacheFile(dir: string, filename: string, content: string): string {
+  const key = createHash('sha256')
+    .update(`${filename}\0${process.version}\0${process.arch}\0`)
+    .update(content)
+    .digest('hex');
+  return path.join(dir, `${path.basename(filename)}-${key.slice(0, 16)}.v8`);
 }
 
 /** What Module.prototype._compile does for a CommonJS file, with `vm.Script` and cached data. */
@@ -85,22 +81,19 @@ function compileCached(
   dir: string,
   entries: Entry[],
 ): unknown {
-  const file = cacheFile(dir, filename);
+  const file = cacheFile(dir, filename, content);
   let cachedData: Buffer | undefined;
-  if (file) {
-    try {
-      cachedData = readFileSync(file);
-    } catch {
-      // No cache yet.
-    }
+  try {
+    cachedData = readFileSync(file);
+  } catch {
+    // No cache yet.
   }
   const script = new vm.Script(Module.wrap(content), {
     filename,
     ...(cachedData ? { cachedData } : {}),
     importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   });
-  if (file)
-    entries.push({ script, file, write: cachedData === undefined || script.cachedDataRejected === true });
+  entries.push({ script, file, write: cachedData === undefined || script.cachedDataRejected === true });
   const fn = script.runInThisContext({ displayErrors: true }) as (...args: unknown[]) => unknown;
   const require = ((id: string) => mod.require(id)) as NodeJS.Require;
   const internal = Module as unknown as {
