@@ -5,15 +5,15 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Project, ts } from './ts-morph.cjs';
-import { parse as parseYaml } from 'yaml';
 import { KubesmithError } from '../errors.js';
+import { yaml } from './lazy-yaml.js';
 import { defaultRegistry, type Diagnostic, type Marker, type MarkerRegistry } from '../markers/index.js';
 import { SchemaBuilder } from '../schema/index.js';
 
 export interface ManifestContext {
   root: string;
-  /** The PROJECT file's domain, when it has one. */
-  domain: string | undefined;
+  /** The PROJECT file's domain, when it has one. Read from PROJECT when first asked for. */
+  readonly domain: string | undefined;
   project: Project;
   checker: ts.TypeChecker;
   registry: MarkerRegistry;
@@ -34,7 +34,7 @@ export function findProjectRoot(cwd: string): { root: string; domain: string | u
     if (existsSync(file)) {
       let domain: string | undefined;
       try {
-        const data = parseYaml(readFileSync(file, 'utf8')) as { domain?: unknown } | null;
+        const data = yaml().parse(readFileSync(file, 'utf8')) as { domain?: unknown } | null;
         if (typeof data?.domain === 'string') domain = data.domain;
       } catch (error) {
         throw new KubesmithError(`cannot read ${file}: ${(error as Error).message}`, {
@@ -125,9 +125,12 @@ export function createContext(root: string): ManifestContext {
     .getSourceFiles()
     .map((f) => f.compilerNode)
     .sort((a, b) => (displayPath(a) < displayPath(b) ? -1 : displayPath(a) > displayPath(b) ? 1 : 0));
+  let domain: { value: string | undefined } | undefined;
   return {
     root,
-    domain: findProjectRoot(root).domain,
+    get domain() {
+      return (domain ??= { value: findProjectRoot(root).domain }).value;
+    },
     project,
     checker,
     registry,

@@ -3,11 +3,12 @@
  * sources under src/, PROJECT, tsconfig.json, package.json, package-lock.json, the flags and this build of
  * kubesmith), kept with the hashes of the files it produced in node_modules/.cache/kubesmith. When neither
  * the inputs nor the outputs changed, the generator does not run at all: no ts-morph, no type checker.
- * Deliberately light: node built-ins only, because it runs before anything heavy is loaded.
+ * Deliberately light: node built-ins only, because it runs before anything heavy is loaded. Files are read
+ * synchronously, one after the other: a promise per small file costs more in waiting than the reads.
  */
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { existsSync, readdirSync, readFileSync, statSync, type Dirent } from 'node:fs';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { kubesmithVersion } from '../version.js';
@@ -20,23 +21,47 @@ interface Stamp {
 
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
 
+const readOrNothing = (file: string): Buffer | undefined => {
+  try {
+    return readFileSync(file);
+  } catch {
+    return undefined;
+  }
+};
+
+const readdirOrNothing = (dir: string): string[] => {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+};
+
+const statOrNothing = (file: string) => {
+  try {
+    return statSync(file);
+  } catch {
+    return undefined;
+  }
+};
+
 /** Where the stamp lives, or undefined when the project has no node_modules (nothing is cached then). */
 export function stampPath(root: string): string | undefined {
   const modules = path.join(root, 'node_modules');
   return existsSync(modules) ? path.join(modules, '.cache', 'kubesmith', 'manifests.json') : undefined;
 }
 
-async function sourceFiles(dir: string, prefix = ''): Promise<string[]> {
-  let entries;
+function sourceFiles(dir: string, prefix = ''): string[] {
+  let entries: Dirent[];
   try {
-    entries = await readdir(dir, { withFileTypes: true });
+    entries = readdirSync(dir, { withFileTypes: true });
   } catch {
     return [];
   }
   const files: string[] = [];
   for (const entry of entries) {
     const relative = prefix ? `${prefix}/${entry.name}` : entry.name;
-    if (entry.isDirectory()) files.push(...(await sourceFiles(path.join(dir, entry.name), relative)));
+    if (entry.isDirectory()) files.push(...sourceFiles(path.join(dir, entry.name), relative));
     else if (/\.(ts|mts|cts)$/.test(entry.name)) files.push(relative);
   }
   return files.sort();
@@ -46,12 +71,12 @@ async function sourceFiles(dir: string, prefix = ''): Promise<string[]> {
  * Which generator this is, beyond its version number: the size and time of its own modules, so that a
  * rebuilt kubesmith (a contributor's, a linked checkout) never takes a stamp of another build for its own.
  */
-async function generatorIdentity(): Promise<string> {
+function generatorIdentity(): string {
   const here = path.dirname(fileURLToPath(import.meta.url));
   const parts: string[] = [];
   for (const dir of ['manifests', 'schema', 'markers'].map((name) => path.join(here, '..', name))) {
-    for (const name of (await readdir(dir).catch(() => [] as string[])).sort()) {
-      const info = await stat(path.join(dir, name)).catch(() => undefined);
+    for (const name of readdirOrNothing(dir).sort()) {
+      const info = statOrNothing(path.join(dir, name));
       if (info?.isFile()) parts.push(`${name}:${info.size}:${info.mtimeMs}`);
     }
   }
@@ -62,13 +87,13 @@ async function generatorIdentity(): Promise<string> {
 export async function fingerprint(root: string, options: object): Promise<string> {
   const hash = createHash('sha256');
   hash.update(`kubesmith ${kubesmithVersion}\n${JSON.stringify(options)}\n`);
-  hash.update(`${await generatorIdentity()}\n`);
+  hash.update(`${generatorIdentity()}\n`);
   for (const file of ['PROJECT', 'tsconfig.json', 'package.json', 'package-lock.json']) {
-    const content = await readFile(path.join(root, file)).catch(() => undefined);
+    const content = readOrNothing(path.join(root, file));
     hash.update(`${file}\n${content === undefined ? '-' : sha256(content)}\n`);
   }
-  for (const file of await sourceFiles(path.join(root, 'src'))) {
-    hash.update(`src/${file}\n${sha256(await readFile(path.join(root, 'src', file)))}\n`);
+  for (const file of sourceFiles(path.join(root, 'src'))) {
+    hash.update(`src/${file}\n${sha256(readFileSync(path.join(root, 'src', file)))}\n`);
   }
   return hash.digest('hex');
 }
@@ -79,13 +104,13 @@ export async function upToDateOutputs(root: string, current: string): Promise<st
   if (!file) return undefined;
   let stamp: Stamp;
   try {
-    stamp = JSON.parse(await readFile(file, 'utf8')) as Stamp;
+    stamp = JSON.parse(readFileSync(file, 'utf8')) as Stamp;
   } catch {
     return undefined;
   }
   if (stamp.fingerprint !== current) return undefined;
   for (const [output, hash] of Object.entries(stamp.outputs)) {
-    const content = await readFile(path.join(root, output)).catch(() => undefined);
+    const content = readOrNothing(path.join(root, output));
     if (content === undefined || sha256(content) !== hash) return undefined;
   }
   return Object.keys(stamp.outputs);

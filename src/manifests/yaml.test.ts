@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toYaml, writeYamlDocuments } from './yaml.js';
+import { toYaml, toYamlDirect, toYamlWithDocument, writeYamlDocuments } from './yaml.js';
 
 describe('the YAML writer', () => {
   it('sorts keys, keeps list order, and writes the header and --- lines', () => {
@@ -25,5 +25,196 @@ describe('the YAML writer', () => {
 
   it('gives identical bytes for equal data built in different orders', () => {
     expect(toYaml({ a: 1, b: { d: 1, c: 2 } })).toBe(toYaml({ b: { c: 2, d: 1 }, a: 1 }));
+  });
+});
+
+describe('the direct YAML writer', () => {
+  const quoted: [string, string][] = [
+    // Strings a YAML 1.1 or 1.2 reader would take for numbers, booleans or null: double quotes.
+    ['1', '"1"'],
+    ['-1', '"-1"'],
+    ['1.5', '"1.5"'],
+    ['.5', '".5"'],
+    ['1e3', '"1e3"'],
+    ['0x1F', '"0x1F"'],
+    ['0o17', '"0o17"'],
+    ['017', '"017"'],
+    ['1_000', '"1_000"'],
+    ['12:30', '"12:30"'],
+    ['true', '"true"'],
+    ['False', '"False"'],
+    ['yes', '"yes"'],
+    ['No', '"No"'],
+    ['on', '"on"'],
+    ['OFF', '"OFF"'],
+    ['y', '"y"'],
+    ['null', '"null"'],
+    ['~', '"~"'],
+    ['', '""'],
+    ['.inf', '".inf"'],
+    ['.nan', '".nan"'],
+    // YAML 1.2 floats that YAML 1.1 does not know: single quotes (as the yaml package writes them).
+    ['1.', "'1.'"],
+    ['1.e5', "'1.e5'"],
+    // Indicators, spaces, `: ` and ` #`: single quotes.
+    [' lead', "' lead'"],
+    ['trail ', "'trail '"],
+    ['a: b', "'a: b'"],
+    ['ends:', "'ends:'"],
+    ['a #b', "'a #b'"],
+    ['*star', "'*star'"],
+    ['&anchor', "'&anchor'"],
+    ['!tag', "'!tag'"],
+    ['%pct', "'%pct'"],
+    ['@at', "'@at'"],
+    ['`tick', "'`tick'"],
+    ['- item', "'- item'"],
+    ['-', "'-'"],
+    ['? q', "'? q'"],
+    ['[x]', "'[x]'"],
+    ['{x}', "'{x}'"],
+    ['|', "'|'"],
+    ['>', "'>'"],
+    ['\ttab', "'\ttab'"],
+    ['"dq"', `'"dq"'`],
+    // ' inside: doubled in single quotes when the string cannot be plain, plain otherwise.
+    ["'quoted'", "'''quoted'''"],
+    ["it's: here", "'it''s: here'"],
+    ["it's", "it's"],
+    // Plain.
+    ['a:b', 'a:b'],
+    ['a#b', 'a#b'],
+    ['a,b', 'a,b'],
+    ['-dash', '-dash'],
+    ['?q', '?q'],
+    ['tab\tin', 'tab\tin'],
+    ['résumé', 'résumé'],
+    ['日本語', '日本語'],
+    ['😀 emoji', '😀 emoji'],
+    ['kubesmith.dev/version', 'kubesmith.dev/version'],
+    ['^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'],
+  ];
+
+  it.each(quoted)('writes the value %j as %s, and the same as a key', (value, expected) => {
+    expect(toYaml({ v: value })).toBe(`v: ${expected}\n`);
+    expect(toYaml({ [value]: 1 })).toBe(`${expected}: 1\n`);
+    expect(toYamlDirect({ v: [value] })).toBe(toYamlWithDocument({ v: [value] }));
+  });
+
+  it('writes multi-line strings as literal blocks with chomping and indentation indicators', () => {
+    expect(toYaml({ a: { d: 'one\ntwo' } })).toBe('a:\n  d: |-\n    one\n    two\n');
+    expect(toYaml({ d: 'line\n' })).toBe('d: |\n  line\n');
+    expect(toYaml({ d: 'line\n\n' })).toBe('d: |+\n  line\n\n');
+    expect(toYaml({ d: ' indented\nnext' })).toBe('d: |2-\n   indented\n  next\n');
+    expect(toYaml({ d: 'blank\n\nline' })).toBe('d: |-\n  blank\n\n  line\n');
+    expect(toYaml({ l: ['a\nb', { d: 'c\nd' }] })).toBe('l:\n- |-\n  a\n  b\n- d: |-\n    c\n    d\n');
+  });
+
+  it('writes numbers, booleans, null and empty collections as the yaml package does', () => {
+    expect(toYaml({ a: [0, -0, 1.5, 1e21, 1e-7, true, false, null, {}, [], [[]], [{}]], b: {}, c: [] })).toBe(
+      'a:\n- 0\n- -0\n- 1.5\n- 1e+21\n- 1e-7\n- true\n- false\n- null\n- {}\n- []\n- - []\n- - {}\nb: {}\nc: []\n',
+    );
+    expect(toYaml({})).toBe('{}\n');
+  });
+
+  it('folds long plain and single-quoted strings after column 80, keys and seq items too', () => {
+    const long = `${'word '.repeat(30)}end`;
+    for (const value of [
+      { a: { description: long } },
+      { l: [long, [long], { k: long }] },
+      { x: `'${long}` },
+      { [long]: long },
+      { x: 'x'.repeat(100) },
+    ]) {
+      expect(toYamlDirect(value)).toBe(toYamlWithDocument(value));
+    }
+  });
+
+  it('leaves what it does not write itself to the yaml package', () => {
+    for (const value of [
+      { v: 'ctrl\u0001' },
+      { v: 'lone \ud800' },
+      { v: '---x' },
+      { v: 'a\n...\nb' },
+      { v: 'ends in spaces\n  ' },
+      { 'multi\nline key': 1 },
+      { ['k'.repeat(1100)]: 1 },
+      { v: [undefined] },
+      { v: 1n },
+    ]) {
+      expect(toYamlDirect(value)).toBeUndefined();
+      expect(toYaml(value)).toBe(toYamlWithDocument(value));
+    }
+  });
+
+  it('writes random data exactly as the yaml package does', () => {
+    // mulberry32: a seeded generator, so that a failure can be replayed.
+    let seed = 20240611;
+    const random = () => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+    const atoms = [
+      ...[
+        '',
+        ' ',
+        'a',
+        'x y',
+        'word ',
+        'lorem ipsum dolor ',
+        '1',
+        '0',
+        '.',
+        'e',
+        'E',
+        '+',
+        '_',
+        '=',
+        '$',
+        '/',
+      ],
+      ...['-', '?', ':', '#', '*', '&', '!', '%', '@', '`', "'", '"', '|', '>', '[', ']', '{', '}', ','],
+      ...['0x', '0o', '0b', 'true', 'null', '~', 'yes', 'No', 'on', '.inf', '.nan', '12:30', '\\'],
+      ...['\n', '\n\n', '\t', ': ', ' #', '- ', '? ', 'é', '日本', '😀', '\u00a0', '\u2028', '---', '...'],
+    ];
+    const string = (): string => {
+      let s = '';
+      for (let n = Math.floor(random() * 6); n > 0; n--) s += pick(atoms);
+      if (random() < 0.1) s = 'word '.repeat(Math.floor(random() * 40)) + s;
+      if (random() < 0.05) s = `${'x'.repeat(90)} ${s}`;
+      return s;
+    };
+    const keys = ['a', 'b', 'type', 'description', 'x-kubernetes-list-type', 'kubesmith.dev/version'];
+    const value = (depth: number): unknown => {
+      const r = random();
+      if (depth > 3 || r < 0.5) {
+        const t = random();
+        if (t < 0.7) return string();
+        if (t < 0.8) return pick([0, 1, -1, 1.5, -0, 1e21, 1e-7, 123456789012, NaN, Infinity, -Infinity]);
+        if (t < 0.9) return random() < 0.5;
+        return null;
+      }
+      if (r < 0.75) {
+        const map: Record<string, unknown> = {};
+        for (let n = Math.floor(random() * 4); n > 0; n--) {
+          map[random() < 0.7 ? pick(keys) : string()] = random() < 0.05 ? undefined : value(depth + 1);
+        }
+        return map;
+      }
+      return Array.from({ length: Math.floor(random() * 4) }, () => value(depth + 1));
+    };
+    let direct = 0;
+    const runs = 4000;
+    for (let i = 0; i < runs; i++) {
+      const data = random() < 0.8 ? { root: value(0), other: value(1) } : [value(1), value(0)];
+      const text = toYamlDirect(data);
+      if (text === undefined) continue;
+      direct++;
+      expect(text, JSON.stringify(data)).toBe(toYamlWithDocument(data));
+    }
+    expect(direct).toBeGreaterThan(runs * 0.8);
   });
 });

@@ -34,10 +34,7 @@ export function markerLinesOf(fileText: string, range: ts.CommentRange): MarkerL
     const start = m ? m[0].length : 0;
     if (line[start] === '+') {
       out.push({
-        text: line
-          .slice(start)
-          .replace(/\s*\r?$/, '')
-          .trimEnd(),
+        text: line.slice(start).trimEnd(), // trimEnd also drops the \r of a CRLF line
         pos: range.pos + offset + start,
       });
     }
@@ -142,8 +139,43 @@ export function collectFileMarkers(
     });
   };
 
+  // Offsets of every `+` in the file. A marker line holds one, so a node whose text (its leading comments
+  // included) holds none has no marker in or before any of its tokens: below it, only declarations matter
+  // (for their docs), and they are found without listing tokens, which is most of the cost of a walk.
+  const plus: number[] = [];
+  for (let at = text.indexOf('+'); at >= 0; at = text.indexOf('+', at + 1)) plus.push(at);
+  const holdsPlus = (node: ts.Node): boolean => {
+    let lo = 0;
+    let hi = plus.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (plus[mid]! < node.pos) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < plus.length && plus[lo]! < node.end;
+  };
+
+  const visitDeclaration = (node: ts.Node): void => {
+    const target = targetOf(node);
+    if (target !== undefined) {
+      const doc = jsDocOf(ts.getLeadingCommentRanges(text, node.pos) ?? []);
+      if (doc) result.docs.set(node, doc);
+      result.byNode.set(node, []);
+    }
+    // getChildren's SyntaxList (a NodeArray made a node) has no children for forEachChild.
+    if (node.kind === ts.SyntaxKind.SyntaxList) node.getChildren(sf).forEach(visitDeclaration);
+    else ts.forEachChild(node, visitDeclaration);
+  };
+
+  const jsDocOf = (ranges: readonly ts.CommentRange[]) =>
+    [...ranges].reverse().find((r) => text.startsWith('/**', r.pos) && !text.startsWith('/**/', r.pos));
+
   const visit = (node: ts.Node): void => {
     if (node.kind >= ts.SyntaxKind.FirstJSDocNode && node.kind <= ts.SyntaxKind.LastJSDocNode) return;
+    if (!holdsPlus(node)) {
+      visitDeclaration(node);
+      return;
+    }
     for (const range of ts.getLeadingCommentRanges(text, node.pos) ?? []) allComments.set(range.pos, range);
     const target = targetOf(node);
     if (target !== undefined) {
@@ -158,9 +190,7 @@ export function collectFileMarkers(
           parseInto(line, target, markers, subjectOf(node));
         }
       }
-      const doc = [...ranges]
-        .reverse()
-        .find((r) => text.startsWith('/**', r.pos) && !text.startsWith('/**/', r.pos));
+      const doc = jsDocOf(ranges);
       if (doc) result.docs.set(node, doc);
       result.byNode.set(node, markers);
     }

@@ -199,6 +199,69 @@ describe('collectFileMarkers', () => {
     ]);
   });
 
+  it('finds markers before any token and docs below marker-free nodes', () => {
+    // The walk lists tokens only under nodes whose text holds a `+`; the rest must not change what it finds.
+    const { sf, result, diagnostics } = collect(
+      [
+        '/** Outer. */',
+        'export interface Outer {',
+        '  /** Plain doc. */',
+        '  nested: {',
+        '    /** Deep doc. */',
+        '    deep: { /** Deepest. */ leaf: string };',
+        '  };',
+        "  text: 'not // +kubebuilder:rbac:groups=a,resources=b,verbs=get';",
+        '  tpl: `x ${1} // +kubebuilder:rbac:groups=a,resources=c,verbs=get`;',
+        '  // +kubebuilder:rbac:groups=apps,resources=before-brace,verbs=get',
+        '}',
+        'export const f = (a: number /* +kubebuilder:rbac:groups=a,resources=d,verbs=get */) => {',
+        '  return a; // +kubebuilder:rbac:groups=a,resources=same-line,verbs=get',
+        '  // +kubebuilder:rbac:groups=apps,resources=in-body,verbs=get',
+        '};',
+        'export enum E {',
+        '  /** A doc. */',
+        "  A = 'a',",
+        '}',
+        '/** Widget. */',
+        'export class W {',
+        '  /** Size. */',
+        '  size = 1;',
+        '}',
+        '// +kubebuilder:rbac:groups=apps,resources=at-end,verbs=get',
+        '',
+      ].join('\n'),
+    );
+    expect(diagnostics).toEqual([]);
+    expect(
+      result.package.map(
+        (m) => `${(m.value as { resources: string[] }).resources.join()}@${m.line}:${m.col}`,
+      ),
+    ).toEqual(['before-brace@10:6', 'in-body@14:6', 'at-end@25:4']);
+    const docs = [...result.docs].map(([node, range]) => [
+      (node as ts.NamedDeclaration).name?.getText(sf),
+      sf.text.slice(range.pos, range.end),
+    ]);
+    // No doc for leaf (its comment follows `{` on the same line) nor for the enum member (not a target).
+    expect(docs).toEqual([
+      ['Outer', '/** Outer. */'],
+      ['nested', '/** Plain doc. */'],
+      ['deep', '/** Deep doc. */'],
+      ['W', '/** Widget. */'],
+      ['size', '/** Size. */'],
+    ]);
+    expect([...result.byNode.keys()].map((node) => (node as ts.NamedDeclaration).name?.getText(sf))).toEqual([
+      'Outer',
+      'nested',
+      'deep',
+      'leaf',
+      'text',
+      'tpl',
+      'E',
+      'W',
+      'size',
+    ]);
+  });
+
   it('points at the bad value inside a marker', () => {
     const { diagnostics } = collect(
       'export interface A {\n  // +kubebuilder:validation:MaxLength=abc\n  a: string;\n}\n',

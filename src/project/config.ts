@@ -7,7 +7,7 @@ import { LineCounter, parseDocument, stringify, isMap, type Node } from 'yaml';
 import { KubesmithError } from '../errors.js';
 import { validateDomain, validateProjectName } from './validation.js';
 
-export const PROJECT_FILE = 'PROJECT';
+export { PROJECT_FILE } from './find.js';
 export const LAYOUT = 'typescript.kubesmith.dev/v1';
 
 const HEADER = [

@@ -3,7 +3,10 @@ import { readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { KubesmithError } from '../errors.js';
-import { PROJECT_FILE, parseProject, type ProjectConfig } from './config.js';
+import type { ProjectConfig } from './config.js';
+
+/** The name of kubesmith's record of a project. */
+export const PROJECT_FILE = 'PROJECT';
 
 export interface LoadedProject {
   /** The directory holding PROJECT. */
@@ -42,5 +45,7 @@ export async function loadProject(cwd: string): Promise<LoadedProject> {
   const root = requireProjectRoot(cwd);
   const file = path.join(root, PROJECT_FILE);
   const text = await readFile(file, 'utf8');
+  // Loaded here, not at the top: it loads the yaml package, which `kubesmith manifests` does without.
+  const { parseProject } = await import('./config.js');
   return { root, config: parseProject(text, file), text };
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Project, ts } from 'ts-morph';
 import { defaultRegistry, formatDiagnostic, sortDiagnostics, type Diagnostic } from '../markers/index.js';
 import { SchemaBuilder } from './build.js';
-import type { JSONSchemaProps } from './types.js';
+import { clone, type JSONSchemaProps } from './types.js';
 
 /** The schema of `Root` in `source` (an in-memory file), and the diagnostics. */
 function schemaOf(source: string): { schema: JSONSchemaProps; diagnostics: string[] } {
@@ -305,5 +305,23 @@ describe('unsupported constructs', () => {
     expect(diagnostics.map((d) => d.split('\n')[0])).toEqual([
       'types.ts:2:37: error: recursive type Tree<string> at Root.tree.children[]: CRD schemas cannot be recursive',
     ]);
+  });
+});
+
+describe('clone', () => {
+  it('copies deeply, keeping shared and cyclic references shared, as structuredClone does', () => {
+    const shared = { type: 'string', enum: ['a', 'b'] };
+    const value: Record<string, unknown> = {
+      properties: { a: shared, b: shared },
+      default: [1, { x: null }],
+    };
+    value['self'] = value;
+    const copy = clone(value);
+    expect(copy).toEqual(structuredClone(value));
+    const props = copy['properties'] as Record<string, unknown>;
+    expect(props['a']).not.toBe(shared);
+    expect(props['a']).toBe(props['b']);
+    expect(copy['self']).toBe(copy);
+    expect(clone(new Date(0))).toEqual(new Date(0));
   });
 });

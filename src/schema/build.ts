@@ -114,7 +114,7 @@ export class SchemaBuilder {
 
   /** The schema of a kind's root type: `metadata` is `{type: object}`, apiVersion and kind documented. */
   rootSchema(decl: Decl): JSONSchemaProps {
-    const schema = clone(this.declarationSchema(decl, declName(decl)));
+    const schema = this.declarationSchema(decl, declName(decl)); // a copy of the cached schema
     const props = schema.properties ?? {};
     if (props['metadata']) props['metadata'] = { type: 'object' };
     // apiVersion and kind are plain strings whatever literal type they are written with (as TypeMeta).

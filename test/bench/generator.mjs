@@ -1,9 +1,10 @@
 /**
  * `npm run bench`: times `kubesmith manifests` as a whole process on synthetic API trees of 1, 10, 50 and
- * 200 kinds, cold (no outputs, no stamp) and re-run (inputs and outputs unchanged), against `tsc --noEmit`
- * (the floor: the TypeScript and lib files that ts-morph bundles, see tsc.cjs; also the `typescript`
- * package's own `tsc` bin) and against ts-json-schema-generator and typescript-json-schema on the same
- * types. Prints the median wall time and the median peak RSS of each as a markdown table (stdout).
+ * 200 kinds: first run (no outputs, no stamp, no code cache), cold (no outputs, no stamp) and re-run (inputs
+ * and outputs unchanged), against `tsc --noEmit` (the floor: the TypeScript and lib files that ts-morph
+ * bundles, see tsc.cjs; also the `typescript` package's own `tsc` bin) and against ts-json-schema-generator
+ * and typescript-json-schema on the same types. Prints the median wall time and the median peak RSS of each
+ * as a markdown table (stdout).
  *
  * Options: --sizes 1,10 --runs 3 --out results.md (also writes the table there).
  * Every process is checked: kubesmith must write one CRD per kind (and say `cached` on a re-run), the peers
@@ -92,13 +93,18 @@ async function definitionsOf(file, kinds) {
  * Runs `node ...args` in `cwd`; returns its wall time (ms) and peak RSS (MiB). The peak RSS comes from
  * peak-rss.cjs, preloaded with NODE_OPTIONS: Node alone, the same for every tool, on any OS.
  */
-async function measure(cwd, args) {
+async function measure(cwd, args, extraEnv = {}) {
   const rssFile = path.join(cwd, `.rss-${process.pid}`);
   await rm(rssFile, { force: true });
   const started = process.hrtime.bigint();
   const result = spawnSync(process.execPath, args, {
     cwd,
-    env: { ...process.env, NODE_OPTIONS: `--require ${here('./peak-rss.cjs')}`, BENCH_RSS_FILE: rssFile },
+    env: {
+      ...process.env,
+      ...extraEnv,
+      NODE_OPTIONS: `--require ${here('./peak-rss.cjs')}`,
+      BENCH_RSS_FILE: rssFile,
+    },
     encoding: 'utf8',
     maxBuffer: 256 * 1024 * 1024,
   });
@@ -142,7 +148,7 @@ for (const size of sizes) {
     // Round-robin: each round runs every tool once, so that a burst of load elsewhere on the machine
     // spreads over all tools instead of falling on one. A cold run starts without outputs and stamp; the
     // re-run right after it finds both up to date.
-    const samples = { cold: [], rerun: [], tsc: [], tscBin: [], tjsg: [], tjs: [] };
+    const samples = { first: [], cold: [], rerun: [], tsc: [], tscBin: [], tjsg: [], tjs: [] };
     const names = {
       tsc: 'tsc',
       tscBin: 'tsc (typescript bin)',
@@ -150,6 +156,12 @@ for (const size of sizes) {
       tjs: 'typescript-json-schema',
     };
     for (let i = 0; i < runs; i++) {
+      // The first run on a machine: no outputs, no stamp, and no compiled code kept by an earlier run
+      // (kubesmith's V8 code cache on Node 20, Node's compile cache on 22.1+).
+      await clean();
+      const first = await measure(dir, tools.kubesmith.args, { NODE_DISABLE_COMPILE_CACHE: '1' });
+      tools.kubesmith.check(first.result, dir, kinds);
+      samples.first.push(first);
       await clean();
       const cold = await measure(dir, tools.kubesmith.args);
       tools.kubesmith.check(cold.result, dir, kinds);
@@ -182,6 +194,7 @@ function table(metric) {
       : `${(m.cpu / 1000).toFixed(2)} s`;
   const header = [
     'kinds',
+    'kubesmith (first run)',
     'kubesmith (cold)',
     'kubesmith (re-run)',
     'tsc --noEmit',
@@ -193,6 +206,7 @@ function table(metric) {
   ];
   const body = rows.map((r) => [
     String(r.size),
+    cell(r.first),
     cell(r.cold),
     cell(r.rerun),
     cell(r.tsc),

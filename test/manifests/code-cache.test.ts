@@ -1,0 +1,58 @@
+import module from 'node:module';
+import { readdir, stat, truncate } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+const repo = fileURLToPath(new URL('../..', import.meta.url));
+const cacheDir = path.join(repo, 'node_modules', '.cache', 'kubesmith', 'v8');
+const hasCompileCache = typeof (module as { enableCompileCache?: unknown }).enableCompileCache === 'function';
+
+/** Loads ts-morph as `kubesmith manifests` does, in a new process, and uses the compiler. */
+async function loadTsMorph(env: Record<string, string> = {}): Promise<void> {
+  const script = `const { ts } = require(${JSON.stringify(path.join(repo, 'dist/manifests/ts-morph.cjs'))});
+    process.stdout.write(ts.transpile('let a: number = 1'));`;
+  const result = await execa('node', ['-e', script], { env, reject: false });
+  expect(result.exitCode, result.stderr).toBe(0);
+  expect(result.stdout).toContain('var a = 1');
+}
+
+async function cacheFiles(): Promise<Map<string, number>> {
+  const names = await readdir(cacheDir).catch(() => [] as string[]);
+  const out = new Map<string, number>();
+  for (const name of names.filter((n) => n.endsWith('.v8'))) {
+    out.set(name.replace(/-[0-9a-f]{16}\.v8$/, ''), (await stat(path.join(cacheDir, name))).size);
+  }
+  return out;
+}
+
+beforeAll(async () => {
+  await execa('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: repo });
+}, 120_000);
+
+describe.skipIf(hasCompileCache)('the V8 code cache of ts-morph (Node without enableCompileCache)', () => {
+  it('is written for the three bundles, and rewritten when V8 rejects it', async () => {
+    await loadTsMorph();
+    const files = await cacheFiles();
+    expect([...files.keys()].sort()).toEqual(['ts-morph-common.js', 'ts-morph.js', 'typescript.js']);
+    const name = (await readdir(cacheDir)).find((n) => n.startsWith('typescript.js-') && n.endsWith('.v8'))!;
+    const size = files.get('typescript.js')!;
+    expect(size).toBeGreaterThan(100_000);
+
+    // A damaged cache is rejected by V8: the bundle is compiled from source and the cache written again.
+    await truncate(path.join(cacheDir, name), 1000);
+    await loadTsMorph();
+    expect((await stat(path.join(cacheDir, name))).size).toBeGreaterThan(100_000);
+  }, 60_000);
+
+  it('is neither read nor written with NODE_DISABLE_COMPILE_CACHE=1', async () => {
+    await loadTsMorph();
+    const name = (await readdir(cacheDir)).find((n) => n.startsWith('typescript.js-') && n.endsWith('.v8'))!;
+    await truncate(path.join(cacheDir, name), 1000);
+    await loadTsMorph({ NODE_DISABLE_COMPILE_CACHE: '1' });
+    expect((await stat(path.join(cacheDir, name))).size).toBe(1000);
+    await loadTsMorph();
+    expect((await stat(path.join(cacheDir, name))).size).toBeGreaterThan(100_000);
+  }, 60_000);
+});
