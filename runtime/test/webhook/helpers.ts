@@ -1,9 +1,9 @@
-/** Certificates (made with openssl) and an HTTPS client for the webhook server's tests. */
-import { execFileSync } from 'node:child_process';
+/** Certificates and an HTTPS client for the webhook server's tests. */
 import fs from 'node:fs';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
+import { makeServingCertificates } from '../../src/envtest/internal/certs.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 
 export interface TestCertificates {
@@ -13,67 +13,22 @@ export interface TestCertificates {
   certDir: string;
 }
 
-function openssl(args: string[], cwd: string): void {
-  try {
-    execFileSync('openssl', args, { cwd, stdio: 'pipe' });
-  } catch (error) {
-    const e = error as { code?: string; stderr?: Buffer };
-    if (e.code === 'ENOENT') throw new Error('these tests need openssl on PATH to make certificates');
-    throw new Error(`openssl ${args[0]} failed: ${e.stderr?.toString() ?? String(error)}`);
-  }
-}
-
 /**
- * A fresh CA and a serving certificate it signed for localhost and 127.0.0.1 (ECDSA P-256, ten years),
- * written as tls.crt/tls.key into `certDir` (created when missing).
+ * A fresh CA and a serving certificate it signed for localhost and 127.0.0.1 (envtest's own maker), written
+ * as tls.crt/tls.key into `certDir` (created when missing). The CA is named `<name>-ca`.
  */
 export function makeCertificates(certDir: string, name = 'webhook-test'): TestCertificates {
   fs.mkdirSync(certDir, { recursive: true });
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'kubesmith-certs-'));
-  try {
-    const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-    openssl(
-      [
-        'req',
-        '-x509',
-        ...ec,
-        '-keyout',
-        'ca.key',
-        '-out',
-        'ca.crt',
-        '-days',
-        '3650',
-        '-subj',
-        `/CN=${name}-ca`,
-      ].concat(['-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign']),
-      work,
-    );
-    openssl(['req', ...ec, '-keyout', 'tls.key', '-out', 'tls.csr', '-subj', `/CN=${name}`], work);
-    fs.writeFileSync(
-      path.join(work, 'ext.cnf'),
-      'subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n' +
-        'keyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n',
-    );
-    openssl(
-      ['x509', '-req', '-in', 'tls.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial'].concat([
-        '-out',
-        'tls.crt',
-        '-days',
-        '3650',
-        '-extfile',
-        'ext.cnf',
-      ]),
-      work,
-    );
-    // Written key first, then certificate, each by rename: as a rotation lands, never half a file.
-    for (const file of ['tls.key', 'tls.crt']) {
-      fs.copyFileSync(path.join(work, file), path.join(certDir, `.${file}.tmp`));
-      fs.renameSync(path.join(certDir, `.${file}.tmp`), path.join(certDir, file));
-    }
-    return { ca: fs.readFileSync(path.join(work, 'ca.crt'), 'utf8'), certDir };
-  } finally {
-    fs.rmSync(work, { recursive: true, force: true });
+  const certs = makeServingCertificates(['localhost', '127.0.0.1'], { name, validDays: 3650 });
+  // Written key first, then certificate, each by rename: as a rotation lands, never half a file.
+  for (const [file, content] of [
+    ['tls.key', certs.key],
+    ['tls.crt', certs.cert],
+  ] as const) {
+    fs.writeFileSync(path.join(certDir, `.${file}.tmp`), content);
+    fs.renameSync(path.join(certDir, `.${file}.tmp`), path.join(certDir, file));
   }
+  return { ca: certs.caCert, certDir };
 }
 
 export interface Reply {

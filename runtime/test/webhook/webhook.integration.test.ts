@@ -1,7 +1,7 @@
 /**
  * The webhook server called by a real kube-apiserver (envtest): a CRD with two versions converted through
  * the webhook, and mutating and validating configurations pointing at https://127.0.0.1:<port> with the
- * test CA as caBundle. Needs the envtest binaries (`npx kubesmith envtest`) and openssl.
+ * test CA as caBundle. Needs the envtest binaries (`npx kubesmith envtest`).
  */
 import fs from 'node:fs';
 import {

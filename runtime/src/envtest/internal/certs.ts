@@ -17,16 +17,23 @@ export interface ServingCertificates {
   key: string;
 }
 
-/** A CA valid for `validDays`, and a serving certificate it signed for `hosts` (DNS names or IPs). */
+/**
+ * A CA valid for `validDays`, and a serving certificate it signed for `hosts` (DNS names or IPs). The CA's
+ * common name is `<name>-ca`, the serving certificate's `name`.
+ */
 export function makeServingCertificates(
   hosts: readonly string[],
-  { validDays = 365, now = new Date() }: { validDays?: number; now?: Date } = {},
+  {
+    validDays = 365,
+    now = new Date(),
+    name: commonName = 'kubesmith-envtest',
+  }: { validDays?: number; now?: Date; name?: string } = {},
 ): ServingCertificates {
   // An hour back: a clock a little behind ours still accepts the certificates.
   const notBefore = new Date(now.getTime() - 3_600_000);
   const notAfter = new Date(now.getTime() + validDays * 86_400_000);
   const ca = ecKeyPair();
-  const caName = name('kubesmith-envtest-ca');
+  const caName = name(`${commonName}-ca`);
   const caCert = certificate({
     subject: caName,
     issuer: caName,
@@ -41,7 +48,7 @@ export function makeServingCertificates(
   });
   const leaf = ecKeyPair();
   const cert = certificate({
-    subject: name(hosts[0] ?? 'localhost'),
+    subject: name(commonName),
     issuer: caName,
     publicKey: leaf.publicKey,
     signer: ca.privateKey,

@@ -2,11 +2,11 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import type { Envtest } from '../index.js';
 import { Guard } from './guard.js';
+import { freePorts } from './ports.js';
 import type { LocalWebhookServing } from './webhooks.js';
 import { ControlPlaneProcess, register, removeDirectory, unregister, type Cleanup } from './process.js';
 
@@ -244,23 +244,6 @@ export class ControlPlane implements Cleanup {
       // The guard removes it once the processes are gone.
     }
   }
-}
-
-/** `count` distinct free TCP ports on 127.0.0.1, held open together so they differ. */
-async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-          const server = createServer();
-          server.once('error', reject).listen(0, '127.0.0.1', () => resolve(server));
-        }),
-    ),
-  );
-  const ports = servers.map((server) => (server.address() as { port: number }).port);
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-  return ports;
 }
 
 /**

@@ -1,10 +1,10 @@
 /** Installing CustomResourceDefinitions from YAML files and waiting until the apiserver serves them. */
 import {
-  ApiException,
   ApiextensionsV1Api,
   type KubeConfig,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
+import { createOrReplace } from './install.js';
 import { isKind, readDocuments } from './manifests.js';
 
 /**
@@ -28,20 +28,11 @@ export async function installCrds(
 ): Promise<void> {
   const api = kubeConfig.makeApiClient(ApiextensionsV1Api);
   for (const crd of crds) {
-    const name = crd.metadata?.name ?? '';
-    try {
-      await api.createCustomResourceDefinition({ body: crd });
-    } catch (error) {
-      if (!(error instanceof ApiException) || error.code !== 409) {
-        throw new Error(`installing CRD ${name}: ${describe(error)}`, { cause: error });
-      }
-      // The same CRD in two files: the later one wins, as with kubectl apply.
-      const existing = await api.readCustomResourceDefinition({ name });
-      await api.replaceCustomResourceDefinition({
-        name,
-        body: { ...crd, metadata: { ...crd.metadata, resourceVersion: existing.metadata?.resourceVersion } },
-      });
-    }
+    await createOrReplace('CRD', crd, {
+      create: (body) => api.createCustomResourceDefinition({ body }),
+      read: (name) => api.readCustomResourceDefinition({ name }),
+      replace: (name, body) => api.replaceCustomResourceDefinition({ name, body }),
+    });
   }
   const deadline = Date.now() + timeoutMs;
   for (const crd of crds) {
@@ -58,22 +49,5 @@ export async function installCrds(
       }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-  }
-}
-
-export function describe(error: unknown): string {
-  if (error instanceof ApiException) {
-    const body = error.body as { message?: string } | string | undefined;
-    const message = typeof body === 'string' ? safeMessage(body) : body?.message;
-    return `${error.code} ${message ?? ''}`.trim();
-  }
-  return error instanceof Error ? error.message : String(error);
-}
-
-function safeMessage(body: string): string {
-  try {
-    return (JSON.parse(body) as { message?: string }).message ?? body;
-  } catch {
-    return body;
   }
 }

@@ -4,11 +4,9 @@
  * (and the conversion of chosen CRDs) pointed at `https://<host>:<port><path>` with that CA, and installed.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import {
   AdmissionregistrationV1Api,
-  ApiException,
   type AdmissionregistrationV1ServiceReference,
   type AdmissionregistrationV1WebhookClientConfig,
   type KubeConfig,
@@ -18,8 +16,9 @@ import {
 } from '@kubernetes/client-node';
 import { CONVERT_PATH } from '../../webhook/paths.js';
 import { makeServingCertificates } from './certs.js';
-import { describe } from './crds.js';
+import { createOrReplace } from './install.js';
 import { isKind, readDocuments } from './manifests.js';
+import { freePorts } from './ports.js';
 
 export interface WebhookInstallOptions {
   /**
@@ -88,7 +87,7 @@ export async function prepareLocalServing(
   options: WebhookInstallOptions,
 ): Promise<LocalWebhookServing> {
   const host = options.localServingHost ?? '127.0.0.1';
-  const port = options.localServingPort ?? (await freePort(host));
+  const port = options.localServingPort ?? (await freePorts(1, host))[0]!;
   const certDir = path.join(directory, 'webhook-certs');
   mkdirSync(certDir, { recursive: true });
   const hosts = [...new Set([host, 'localhost', '127.0.0.1'])];
@@ -177,54 +176,18 @@ export async function installWebhookConfigurations(
   configurations: WebhookConfigurations,
 ): Promise<void> {
   const api = kubeConfig.makeApiClient(AdmissionregistrationV1Api);
-  const install = async <T extends { metadata?: { name?: string; resourceVersion?: string } }>(
-    kind: string,
-    body: T,
-    create: (body: T) => Promise<unknown>,
-    read: (name: string) => Promise<T>,
-    replace: (name: string, body: T) => Promise<unknown>,
-  ) => {
-    const name = body.metadata?.name ?? '';
-    try {
-      await create(body);
-    } catch (error) {
-      if (!(error instanceof ApiException) || error.code !== 409) {
-        throw new Error(`installing ${kind} ${name}: ${describe(error)}`, { cause: error });
-      }
-      const existing = await read(name);
-      await replace(name, {
-        ...body,
-        metadata: { ...body.metadata, resourceVersion: existing.metadata?.resourceVersion },
-      });
-    }
-  };
   for (const body of configurations.mutating) {
-    await install(
-      'MutatingWebhookConfiguration',
-      body,
-      (b) => api.createMutatingWebhookConfiguration({ body: b }),
-      (name) => api.readMutatingWebhookConfiguration({ name }),
-      (name, b) => api.replaceMutatingWebhookConfiguration({ name, body: b }),
-    );
+    await createOrReplace('MutatingWebhookConfiguration', body, {
+      create: (b) => api.createMutatingWebhookConfiguration({ body: b }),
+      read: (name) => api.readMutatingWebhookConfiguration({ name }),
+      replace: (name, b) => api.replaceMutatingWebhookConfiguration({ name, body: b }),
+    });
   }
   for (const body of configurations.validating) {
-    await install(
-      'ValidatingWebhookConfiguration',
-      body,
-      (b) => api.createValidatingWebhookConfiguration({ body: b }),
-      (name) => api.readValidatingWebhookConfiguration({ name }),
-      (name, b) => api.replaceValidatingWebhookConfiguration({ name, body: b }),
-    );
-  }
-}
-
-function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, host, () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
+    await createOrReplace('ValidatingWebhookConfiguration', body, {
+      create: (b) => api.createValidatingWebhookConfiguration({ body: b }),
+      read: (name) => api.readValidatingWebhookConfiguration({ name }),
+      replace: (name, b) => api.replaceValidatingWebhookConfiguration({ name, body: b }),
     });
-  });
+  }
 }
