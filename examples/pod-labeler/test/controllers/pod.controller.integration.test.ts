@@ -50,11 +50,12 @@ beforeAll(async () => {
   await mgr.ready();
 }, 120_000);
 
+// env.stop() may take envtest's stopTimeoutMs (10 s) for kube-apiserver alone: more than vitest's 10 s default.
 afterAll(async () => {
   await mgr?.stop();
   await running;
   await env?.stop();
-});
+}, 30_000);
 
 function pod(name: string, annotate: boolean, labels: Record<string, string> = {}): V1Pod {
   return {
