@@ -1,10 +1,22 @@
 #!/usr/bin/env node
 // Thin launcher: everything lives in the compiled CLI, which loads heavy modules lazily.
+import { existsSync } from 'node:fs';
 import module from 'node:module';
+import { fileURLToPath } from 'node:url';
 
 // Node 22.1+ keeps V8's compiled code between runs: TypeScript (ts-morph) then loads in a fraction of the
 // time. Older Nodes do without.
 module.enableCompileCache?.();
 
-const { main } = await import('../dist/cli/main.js');
+const compiled = new URL('../dist/cli/main.js', import.meta.url);
+if (!existsSync(compiled)) {
+  // Only a checkout can lack dist/: `npm install` builds it (the prepare script).
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  process.stderr.write(
+    `error: kubesmith is not built (${fileURLToPath(compiled)} is missing)\n` +
+      `hint: run \`npm install\` in ${root}: it builds the CLI and the runtime\n`,
+  );
+  process.exit(1);
+}
+const { main } = await import(compiled.href);
 process.exitCode = await main(process.argv);

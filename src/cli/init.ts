@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { KubesmithError, UsageError } from '../errors.js';
 import type { CommandContext } from './main.js';
+import type { Output } from './output.js';
 import { reportPlan } from './shared.js';
 
 interface InitFlags {
@@ -49,12 +50,14 @@ Examples:
   $ kubesmith init --domain example.com --namespaced --skip-install --dry-run`,
     )
     .action(async (flags: InitFlags, command: Command) => {
-      const { out, cwd } = contextFor(command);
+      const { out, cwd, env } = contextFor(command);
       const { validateDomain, validateProjectName } = await import('../project/validation.js');
       const projectName = flags.projectName ?? path.basename(path.resolve(cwd));
       const problem = validateDomain(flags.domain) ?? validateProjectName(projectName);
       if (problem) throw new UsageError(problem.message, problem.hint);
 
+      const { resolveKubesmithPackages } = await import('../scaffold/packages.js');
+      const packages = await resolveKubesmithPackages({ env });
       const { planInit } = await import('../scaffold/init.js');
       const plan = await planInit({
         root: cwd,
@@ -65,21 +68,28 @@ Examples:
         namespaced: flags.namespaced,
         multigroup: flags.multigroup,
         force: flags.force,
+        packages,
       });
+      const source = { runtime: packages.runtime, cli: packages.cli };
       if (flags.dryRun) {
-        reportPlan(out, plan, { command: 'init', dryRun: true });
+        if (packages.note) out.info(packages.note);
+        reportPlan(out, plan, { command: 'init', dryRun: true, packages: source });
         return;
       }
       const { applyPlan } = await import('../scaffold/apply.js');
       await applyPlan(plan);
-      reportPlan(out, plan, { command: 'init', dryRun: false, installed: !flags.skipInstall });
-      if (!flags.skipInstall) await npmInstall(cwd, out.json);
-      out.info(`\nNext: kubesmith create api --group <group> --version v1 --kind <Kind>`);
+      if (packages.note) out.info(packages.note);
+      reportPlan(out, plan, { command: 'init', dryRun: false, installed: !flags.skipInstall, packages: source });
+      if (!flags.skipInstall) await npmInstall(cwd, out);
+      out.info(`\nNext: npx kubesmith create api --group <group> --version v1 --kind <Kind>`);
     });
 }
 
 /** Runs `npm install` with its progress visible; with --json its output goes to stderr. */
-async function npmInstall(cwd: string, json: boolean): Promise<void> {
+async function npmInstall(cwd: string, out: Output): Promise<void> {
+  const json = out.json;
+  out.info('\ninstalling dependencies (npm install) ...');
+  const started = Date.now();
   const { execa } = await import('execa');
   const result = await execa('npm', ['install', '--no-fund', '--no-audit'], {
     cwd,
@@ -97,4 +107,5 @@ async function npmInstall(cwd: string, json: boolean): Promise<void> {
       },
     );
   }
+  out.info(`installed dependencies in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }

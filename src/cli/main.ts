@@ -22,10 +22,13 @@ export interface GlobalOptions {
 export interface CommandContext {
   out: Output;
   cwd: string;
+  env: NodeJS.ProcessEnv;
 }
 
 export interface MainIo {
   cwd?: string;
+  /** Default: process.env. */
+  env?: NodeJS.ProcessEnv;
   stdout?: NodeJS.WritableStream;
   stderr?: NodeJS.WritableStream;
 }
@@ -44,7 +47,7 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
       verbose: globals.verbose,
       ...(globals.color === false ? { color: false } : {}),
     });
-    return { out, cwd: io.cwd ?? process.cwd() };
+    return { out, cwd: io.cwd ?? process.cwd(), env: io.env ?? process.env };
   };
 
   const program = buildProgram(contextFor, { stdout, stderr });

@@ -24,7 +24,7 @@ export async function applyPlan(plan: Plan): Promise<ApplyResult> {
   }
   const todo = changes(plan);
   const createdDirs: string[] = [];
-  const temps: { temp: string; target: string; previous: string | undefined }[] = [];
+  const temps: { temp: string; target: string; previous: string | Uint8Array | undefined }[] = [];
   const renamed: typeof temps = [];
   const stamp = `.kubesmith-${process.pid}-${Date.now()}.tmp`;
   try {
@@ -67,8 +67,8 @@ async function makeDirs(dir: string, created: string[]): Promise<void> {
 }
 
 async function rollback(
-  temps: { temp: string; target: string; previous: string | undefined }[],
-  renamed: { temp: string; target: string; previous: string | undefined }[],
+  temps: { temp: string; target: string; previous: string | Uint8Array | undefined }[],
+  renamed: { temp: string; target: string; previous: string | Uint8Array | undefined }[],
   createdDirs: string[],
 ): Promise<void> {
   for (const item of renamed) {

@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { ProjectConfig } from '../project/config.js';
 import { clientNodeTypeName, type Resource } from '../project/resource.js';
 import { kubesmithVersion } from '../version.js';
+import { LOCAL_PACKAGES_DIR } from './packages.js';
 
 export type License = 'apache2' | 'none';
 
@@ -22,6 +23,8 @@ export interface InitContext {
   kubesmithVersion: string;
   runtimeDependency: string;
   cliDependency: string;
+  /** kubesmith's packages are tarballs in `.kubesmith/` (the Dockerfile copies them before `npm ci`). */
+  localPackages: boolean;
   nodeMajor: number;
 }
 
@@ -74,18 +77,6 @@ export function variableName(kind: string): string {
 /** The Node major of the generated Dockerfile's image: the active LTS line. */
 const NODE_MAJOR = 22;
 
-/**
- * npm specs of our own packages in a generated project. Unreleased builds (our end-to-end tests, a
- * contributor trying a change) point them at packed tarballs with KUBESMITH_RUNTIME_SPEC and
- * KUBESMITH_CLI_SPEC.
- */
-export function dependencySpecs(env: NodeJS.ProcessEnv = process.env): { runtime: string; cli: string } {
-  return {
-    runtime: env['KUBESMITH_RUNTIME_SPEC'] || `^${kubesmithVersion}`,
-    cli: env['KUBESMITH_CLI_SPEC'] || `^${kubesmithVersion}`,
-  };
-}
-
 /** The comment every generated source file starts with, as kubebuilder's hack/boilerplate.go.txt. */
 export function boilerplateFor(license: License, owner: string, year: number): string {
   if (license === 'none') return '';
@@ -120,9 +111,11 @@ export function initContext(options: {
   multigroup: boolean;
   year?: number;
   boilerplate?: string;
+  /** npm specs of @kubesmith/runtime and kubesmith. Default: this version from the registry. */
+  packages?: { runtime: string; cli: string };
 }): InitContext {
   const year = options.year ?? new Date().getFullYear();
-  const specs = dependencySpecs();
+  const specs = options.packages ?? { runtime: `^${kubesmithVersion}`, cli: `^${kubesmithVersion}` };
   return {
     projectName: options.projectName,
     domain: options.domain,
@@ -136,6 +129,7 @@ export function initContext(options: {
     kubesmithVersion,
     runtimeDependency: specs.runtime,
     cliDependency: specs.cli,
+    localPackages: [specs.runtime, specs.cli].some((spec) => spec.startsWith(`file:${LOCAL_PACKAGES_DIR}/`)),
     nodeMajor: NODE_MAJOR,
   };
 }

@@ -5,6 +5,7 @@ import { KubesmithError } from '../errors.js';
 import { LAYOUT, PROJECT_FILE, serializeProject, type ProjectConfig } from '../project/config.js';
 import { kubesmithVersion } from '../version.js';
 import { initContext, type License } from './context.js';
+import type { KubesmithPackages } from './packages.js';
 import type { Plan } from './plan.js';
 import { addFolder, templatesDir } from './render.js';
 import { Tree } from './tree.js';
@@ -20,6 +21,8 @@ export interface InitOptions {
   namespaced: boolean;
   multigroup: boolean;
   force: boolean;
+  /** Where the project gets kubesmith's packages; tarballs among them are written into the project. */
+  packages: KubesmithPackages;
 }
 
 export async function planInit(options: InitOptions): Promise<Plan> {
@@ -34,6 +37,7 @@ export async function planInit(options: InitOptions): Promise<Plan> {
   }
   const context = initContext(options);
   await addFolder(tree, 'init', context);
+  for (const file of options.packages.files) await tree.createBinary(file.path, file.bytes);
   await tree.create(BOILERPLATE_FILE, context.boilerplate);
   if (options.license === 'apache2') {
     await tree.create('LICENSE', await readFile(path.join(templatesDir, 'licenses', 'apache2.txt'), 'utf8'));

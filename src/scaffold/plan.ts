@@ -9,10 +9,10 @@ export interface PlanEntry {
   action: PlanAction;
   /** Relative to the project root, with forward slashes. */
   path: string;
-  /** The new content (for conflict: the content kubesmith would have written). */
-  content: string;
+  /** The new content (for conflict: the content kubesmith would have written); bytes for tarballs. */
+  content: string | Uint8Array;
   /** The content on disk before the command, when the file exists. */
-  previous?: string;
+  previous?: string | Uint8Array;
   /** Why: for a conflict, what to do about it. */
   reason?: string;
   /** Executable bit for created files. */

@@ -19,7 +19,9 @@ interface Change {
 export class Tree {
   private readonly disk = new Map<string, string | undefined>();
   private readonly changes = new Map<string, Change>();
-  private readonly conflicts = new Map<string, { content: string; reason: string }>();
+  private readonly conflicts = new Map<string, { content: string | Uint8Array; reason: string }>();
+  /** Binary files (tarballs): kept apart, since the text operations (inserts, formatting) never apply. */
+  private readonly binaries = new Map<string, { bytes: Uint8Array; previous: Buffer | undefined }>();
   /** Files a template would create exactly as they are: reported, not written. */
   private readonly unchanged = new Set<string>();
   readonly warnings: string[] = [];
@@ -65,6 +67,22 @@ export class Tree {
       return;
     }
     this.changes.set(file, { content, kind: 'update', executable });
+  }
+
+  /** Creates a binary file; one that exists with other bytes is a conflict, unless --force. */
+  async createBinary(file: string, bytes: Uint8Array): Promise<void> {
+    let previous: Buffer | undefined;
+    try {
+      previous = await readFile(path.join(this.root, file));
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
+    }
+    if (previous && !previous.equals(bytes) && !this.force) {
+      this.conflicts.set(file, { content: bytes, reason: 'exists with other content; --force overwrites it' });
+      return;
+    }
+    this.binaries.set(file, { bytes, previous });
   }
 
   /** Replaces the content of a file the command owns (PROJECT, generated files). */
@@ -116,6 +134,16 @@ export class Tree {
       if (this.changes.has(file)) continue;
       const content = (await this.readDisk(file)) ?? '';
       entries.push({ action: 'unchanged', path: file, content, previous: content });
+    }
+    for (const [file, { bytes, previous }] of this.binaries) {
+      if (previous?.equals(bytes)) entries.push({ action: 'unchanged', path: file, content: bytes, previous });
+      else
+        entries.push({
+          action: previous ? 'overwrite' : 'create',
+          path: file,
+          content: bytes,
+          ...(previous ? { previous } : {}),
+        });
     }
     for (const [file, conflict] of this.conflicts) {
       if (this.changes.has(file)) continue;

@@ -4,6 +4,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { main } from '../../src/cli/main.js';
+import { kubesmithVersion } from '../../src/version.js';
+
+/**
+ * The environment of in-process runs: kubesmith's packages pinned to registry specs, so that `init` does
+ * not pack tarballs (seconds each) in every test. test/cli/packages.test.ts tests the default, unpinned.
+ */
+const pinnedEnv: NodeJS.ProcessEnv = {
+  ...process.env,
+  KUBESMITH_RUNTIME_SPEC: `^${kubesmithVersion}`,
+  KUBESMITH_CLI_SPEC: `^${kubesmithVersion}`,
+};
 
 export interface RunResult {
   code: number;
@@ -20,9 +31,13 @@ class Capture extends Writable {
 }
 
 export async function run(cwd: string, ...args: string[]): Promise<RunResult> {
+  return runWithEnv(pinnedEnv, cwd, ...args);
+}
+
+export async function runWithEnv(env: NodeJS.ProcessEnv, cwd: string, ...args: string[]): Promise<RunResult> {
   const stdout = new Capture();
   const stderr = new Capture();
-  const code = await main(['node', 'kubesmith', ...args], { cwd, stdout, stderr });
+  const code = await main(['node', 'kubesmith', ...args], { cwd, env, stdout, stderr });
   return { code, stdout: stdout.text, stderr: stderr.text };
 }
 
