@@ -15,12 +15,18 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 export class KubesmithError extends Error {
   readonly exitCode: ExitCode;
   readonly hint: string | undefined;
+  /** More of the failure for `--json` (the stale files of `manifests --check`, diagnostics). */
+  readonly details: Record<string, unknown> | undefined;
 
-  constructor(message: string, options: { hint?: string; exitCode?: ExitCode; cause?: unknown } = {}) {
+  constructor(
+    message: string,
+    options: { hint?: string; exitCode?: ExitCode; cause?: unknown; details?: Record<string, unknown> } = {},
+  ) {
     super(message, { cause: options.cause });
     this.name = 'KubesmithError';
     this.hint = options.hint;
     this.exitCode = options.exitCode ?? ExitCode.error;
+    this.details = options.details;
   }
 }
 

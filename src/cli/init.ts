@@ -79,7 +79,12 @@ Examples:
       const { applyPlan } = await import('../scaffold/apply.js');
       await applyPlan(plan);
       if (packages.note) out.info(packages.note);
-      reportPlan(out, plan, { command: 'init', dryRun: false, installed: !flags.skipInstall, packages: source });
+      reportPlan(out, plan, {
+        command: 'init',
+        dryRun: false,
+        installed: !flags.skipInstall,
+        packages: source,
+      });
       if (!flags.skipInstall) await npmInstall(cwd, out);
       out.info(`\nNext: npx kubesmith create api --group <group> --version v1 --kind <Kind>`);
     });

@@ -37,7 +37,13 @@ export interface MainIo {
 export async function main(argv: readonly string[], io: MainIo = {}): Promise<number> {
   const stdout = io.stdout ?? process.stdout;
   const stderr = io.stderr ?? process.stderr;
-  let out = new Output({ stdout, stderr, verbose: argv.includes('--verbose') });
+  // Until a command's own options are parsed (a usage error stops before), the raw flags decide.
+  let out = new Output({
+    stdout,
+    stderr,
+    verbose: argv.includes('--verbose'),
+    json: argv.includes('--json'),
+  });
   const contextFor = (command: Command): CommandContext => {
     const globals = globalOptions(command);
     out = new Output({
@@ -124,6 +130,8 @@ function leafCommands(command: Command): Command[] {
   return command.commands.flatMap((child) => (child.commands.length > 0 ? leafCommands(child) : [child]));
 }
 
+const USAGE_HINT = 'add --help for the flags and examples of this command';
+
 /** Makes commander throw instead of exiting, and print through our streams; applies to every subcommand. */
 export function configure(
   command: Command,
@@ -131,7 +139,7 @@ export function configure(
 ): Command {
   return command
     .exitOverride()
-    .showHelpAfterError('hint: add --help for the flags and examples of this command')
+    .showHelpAfterError(`hint: ${USAGE_HINT}`)
     .configureOutput({
       writeOut: (text) => streams.stdout.write(text),
       writeErr: (text) => streams.stderr.write(text),
@@ -140,19 +148,26 @@ export function configure(
     });
 }
 
+/**
+ * Prints a failure as one error line and a hint on stderr and, with --json, as
+ * `{"ok": false, "error", "hint", "exitCode"}` on stdout; returns the exit code.
+ */
 function report(error: unknown, out: Output): number {
   if (error instanceof CommanderError) {
     // --help and --version end with a CommanderError whose exit code is 0.
     if (error.exitCode === 0) return ExitCode.ok;
+    // Commander has printed its message and hint already.
+    const message = error.message.replace(/^error: /, '');
+    out.result({ ok: false, error: message, hint: USAGE_HINT, exitCode: ExitCode.usage });
     return ExitCode.usage;
   }
-  if (error instanceof KubesmithError) {
-    out.error(error.message, error.hint);
-    if (out.verbose && error.stack) out.debug(error.stack);
-    return error.exitCode;
-  }
+  const known = error instanceof KubesmithError;
   const message = error instanceof Error ? error.message : String(error);
-  out.error(message, out.verbose ? undefined : 'run again with --verbose for details');
+  const hint = known ? error.hint : out.verbose ? undefined : 'run again with --verbose for details';
+  const exitCode = known ? error.exitCode : ExitCode.error;
+  out.error(message, hint);
   if (out.verbose && error instanceof Error && error.stack) out.debug(error.stack);
-  return ExitCode.error;
+  const details = known ? error.details : undefined;
+  out.result({ ...details, ok: false, error: message, ...(hint ? { hint } : {}), exitCode });
+  return exitCode;
 }

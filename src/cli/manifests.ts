@@ -82,10 +82,12 @@ Examples:
       for (const d of shown) out.info(formatDiagnostic(d));
       const errors = diagnostics.filter(isError);
       if (errors.length > 0) {
-        out.result({ command: 'manifests', ok: false, diagnostics: shown });
         throw new KubesmithError(
           `${errors.length} error${errors.length > 1 ? 's' : ''} in the API sources; nothing was written`,
-          { hint: 'fix the problems listed above and run kubesmith manifests again' },
+          {
+            hint: 'fix the problems listed above and run kubesmith manifests again',
+            details: { command: 'manifests', diagnostics: shown },
+          },
         );
       }
       const { diffAgainstDisk, writeFilesAtomically } = await import('../manifests/write.js');
@@ -96,21 +98,20 @@ Examples:
       }
       if (flags.check) {
         const stale = await diffAgainstDisk(root, files);
-        out.result({
-          command: 'manifests',
-          ok: stale.length === 0,
-          stale: stale.map((s) => s.path),
-          diagnostics: shown,
-        });
         if (stale.length === 0) {
           if (current) await stamp.saveStamp(root, current, files);
           out.info(`manifests are up to date (${files.length} file${files.length === 1 ? '' : 's'})`);
+          out.result({ command: 'manifests', ok: true, stale: [], diagnostics: shown });
           return;
         }
         out.print(stale.map((s) => s.diff).join(''));
         throw new KubesmithError(
           `${stale.length} generated file${stale.length > 1 ? 's are' : ' is'} out of date: ${stale.map((s) => s.path).join(', ')}`,
-          { hint: 'run kubesmith manifests and commit the result', exitCode: ExitCode.drift },
+          {
+            hint: 'run kubesmith manifests and commit the result',
+            exitCode: ExitCode.drift,
+            details: { command: 'manifests', stale: stale.map((s) => s.path), diagnostics: shown },
+          },
         );
       }
       const statuses = await writeFilesAtomically(root, files);

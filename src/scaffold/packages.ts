@@ -126,14 +126,25 @@ async function readVendoredRuntime(root: string, version: string): Promise<Buffe
   }
 }
 
-/** The running CLI as a tarball, packed from its own package directory (its `files` only). */
+/**
+ * The running CLI as a tarball, packed from its own package directory (its `files` only). Its `prepare`
+ * script (which builds a checkout on `npm install`) is dropped: npm counts `prepare` of a tarball dependency
+ * as an install script, and warns about it on every install of the project.
+ */
 async function packSelf(root: string): Promise<Buffer> {
   const dest = await mkdtemp(path.join(os.tmpdir(), 'kubesmith-pack-'));
   try {
-    return await readFile(await npmPack(root, dest));
+    const { editPackageJson } = await import('./tarball.js');
+    return editPackageJson(await readFile(await npmPack(root, dest)), withoutPrepare);
   } finally {
     await rm(dest, { recursive: true, force: true });
   }
+}
+
+function withoutPrepare(manifest: Record<string, unknown>): Record<string, unknown> {
+  const scripts = { ...(manifest['scripts'] as Record<string, string> | undefined) };
+  delete scripts['prepare'];
+  return { ...manifest, scripts };
 }
 
 /** `npm pack DIR` without lifecycle scripts: dist/ is already built in a checkout and in a package. */

@@ -61,6 +61,19 @@ describe('init from this checkout, with no KUBESMITH_* variables', () => {
     expect(cliFiles).toContain('package/dist/cli/main.js');
     expect(cliFiles).toContain(`package/dist/vendor/${runtimeTarball}`);
     expect(cliFiles.some((file) => file.startsWith('package/src/'))).toBe(false);
+    // Without the checkout's `prepare` (npm warns about it on every install of a tarball dependency), and
+    // otherwise the package.json this package has.
+    const manifest = JSON.parse(
+      execFileSync('tar', ['xzOf', path.join(dir, '.kubesmith', cliTarball), 'package/package.json'], {
+        encoding: 'utf8',
+      }),
+    ) as { scripts: Record<string, string> };
+    const own = JSON.parse(await readFile(path.join(packageRoot, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    expect(own.scripts['prepare']).toBeDefined();
+    const { prepare: _prepare, ...otherScripts } = own.scripts;
+    expect(manifest).toEqual({ ...own, scripts: otherScripts });
 
     // The image build copies the tarballs before `npm ci`, and the build context keeps them.
     const dockerfile = await read(dir, 'Dockerfile');

@@ -33,6 +33,7 @@ import {
 } from './internal/webhooks.js';
 
 export type { LocalWebhookServing, WebhookInstallOptions } from './internal/webhooks.js';
+export { binaryAssetsOrSkip, envtestRequired, type SkipOptions } from './skip.js';
 
 export {
   cachedAssetsDirectory,
