@@ -1,7 +1,7 @@
 /** `kubesmith create api` and `kubesmith create webhook`. */
 import type { Command } from 'commander';
 import type { CommandContext } from './main.js';
-import { parseBoolean, reportPlan } from './shared.js';
+import { parseBoolean, planResult, printPlan, reportPlan } from './shared.js';
 
 interface CreateWebhookFlags {
   group: string;
@@ -88,9 +88,10 @@ Examples:
       }
       const { applyPlan } = await import('../scaffold/apply.js');
       await applyPlan(plan);
-      reportPlan(out, plan, { command: 'create webhook', dryRun: false });
+      printPlan(out, plan);
       const { regenerateAfterScaffold } = await import('./manifests.js');
-      await regenerateAfterScaffold(project.root, out);
+      const manifests = await regenerateAfterScaffold(project.root, out);
+      out.result(planResult(plan, { command: 'create webhook', dryRun: false, manifests }));
       out.info('\nNext: fill in the webhook functions; cert-manager must run in the cluster to deploy them.');
     });
 
@@ -137,9 +138,10 @@ Examples:
       }
       const { applyPlan } = await import('../scaffold/apply.js');
       await applyPlan(plan);
-      reportPlan(out, plan, { command: 'create api', dryRun: false });
+      printPlan(out, plan);
       const { regenerateAfterScaffold } = await import('./manifests.js');
-      await regenerateAfterScaffold(project.root, out);
+      const manifests = await regenerateAfterScaffold(project.root, out);
+      out.result(planResult(plan, { command: 'create api', dryRun: false, manifests }));
       if (flags.resource)
         out.info('\nNext: edit the types, then run `npm run manifests` to regenerate the CRD.');
     });

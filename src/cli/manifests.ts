@@ -124,18 +124,24 @@ Examples:
 
 /**
  * Regenerates every manifest after a scaffold, as kubebuilder runs `make manifests` after `create api`.
- * Problems in the user's sources are warnings here: the scaffold itself has succeeded.
+ * Problems in the user's sources are warnings here: the scaffold itself has succeeded. Returns the
+ * generated files and what happened to each (none when the sources have errors).
  */
-export async function regenerateAfterScaffold(root: string, out: Output): Promise<void> {
+export async function regenerateAfterScaffold(
+  root: string,
+  out: Output,
+): Promise<{ path: string; status: string }[]> {
   const { generateManifests, formatDiagnostic, isError } = await import('../manifests/index.js');
   const { files, diagnostics } = await generateManifests({ root });
   if (diagnostics.some(isError)) {
     for (const d of diagnostics) out.warn(formatDiagnostic(d));
     out.warn('the manifests were not regenerated: fix the problems above, then run `npm run manifests`');
-    return;
+    return [];
   }
   const { writeFilesAtomically } = await import('../manifests/write.js');
-  for (const s of await writeFilesAtomically(root, files)) {
+  const statuses = await writeFilesAtomically(root, files);
+  for (const s of statuses) {
     if (s.status !== 'unchanged') out.info(`${out.style('cyan', s.status.padEnd(9))} ${s.path}`);
   }
+  return statuses.map(({ path, status }) => ({ path, status }));
 }

@@ -21,7 +21,17 @@ const actionStyle: Record<PlanAction, 'green' | 'yellow' | 'red' | 'dim' | 'cyan
 
 /** Prints the plan for people (stderr) and, with --json, the result (stdout). */
 export function reportPlan(out: Output, plan: Plan, result: Record<string, unknown>): void {
+  printPlan(out, plan);
+  out.result(planResult(plan, result));
+}
+
+/** The plan for people, on stderr: warnings, then a line per file. */
+export function printPlan(out: Output, plan: Plan): void {
   for (const warning of plan.warnings) out.warn(warning);
   out.info(describePlan(plan, (action, text) => out.style(actionStyle[action], text)));
-  out.result({ ...result, files: planSummary(plan), warnings: plan.warnings });
+}
+
+/** The --json result of a command that applied (or, with --dry-run, printed) a plan. */
+export function planResult(plan: Plan, result: Record<string, unknown>): Record<string, unknown> {
+  return { ...result, files: planSummary(plan), warnings: plan.warnings };
 }
