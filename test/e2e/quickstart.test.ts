@@ -1,174 +1,150 @@
 /**
- * The quick start of README.md, the way a user gets it: the CLI and the runtime packed as npm tarballs,
- * `npx kubesmith` in a new directory, then the generated project's own build, lint and tests.
- * It needs the npm registry for the generated project's dependencies and takes a few minutes.
+ * The newcomer's path: README.md's quick start, verbatim, read from the README itself. Its first block runs
+ * in this clone (`npm link`), the second in a new directory, with no KUBESMITH_* variable and no kubesmith on
+ * the npm registry. Then more of the CLI on the same project (a second version, webhooks, conversion, a Pod
+ * webhook), and the generated project's build, lint and tests again. It installs the generated project's
+ * other dependencies from the npm registry and takes a few minutes.
  */
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { execa, type Options } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readmeBlocks, repo, Shell, userEnv } from './readme.js';
 
-const repo = fileURLToPath(new URL('../..', import.meta.url));
 const MINUTES = 60_000;
 
 let work: string;
-let project: string;
 let env: NodeJS.ProcessEnv;
-
-async function sh(cwd: string, command: string, args: string[], options: Options = {}) {
-  return execa(command, args, { cwd, env, reject: false, all: true, stdin: 'ignore', ...options });
-}
-
-/** `npm pack` a workspace into `work`, returning the tarball's path. */
-async function pack(workspace?: string): Promise<string> {
-  const args = [
-    'pack',
-    '--json',
-    '--pack-destination',
-    work,
-    ...(workspace ? ['--workspace', workspace] : []),
-  ];
-  const result = await execa('npm', args, { cwd: repo, stdin: 'ignore' });
-  const [info] = JSON.parse(result.stdout) as { filename: string }[];
-  if (!info) throw new Error(`npm pack printed no file: ${result.stdout}`);
-  return path.join(work, info.filename);
-}
+let project: string;
+let shell: Shell;
 
 beforeAll(async () => {
-  work = await mkdtemp(path.join(os.tmpdir(), 'kubesmith-e2e-'));
-  const cli = await pack();
-  const runtime = await pack('@kubesmith/runtime');
-  // The generated project takes both packages from the tarballs instead of the registry.
-  env = {
-    ...process.env,
-    KUBESMITH_CLI_SPEC: `file:${cli}`,
-    KUBESMITH_RUNTIME_SPEC: `file:${runtime}`,
-    npm_config_yes: 'true',
-    npm_config_fund: 'false',
-    npm_config_audit: 'false',
-    NO_COLOR: '1',
-  };
-  project = path.join(work, 'guestbook');
-  await mkdir(project);
-  // npx runs the packed CLI exactly as `npx kubesmith` runs a published one.
-  const init = await sh(project, 'npx', [
-    '--yes',
-    '--package',
-    cli,
-    'kubesmith',
-    'init',
-    '--domain',
-    'example.com',
-  ]);
-  expect(init.exitCode, String(init.all)).toBe(0);
-}, 10 * MINUTES);
-
-afterAll(async () => {
-  if (work && !process.env['KUBESMITH_KEEP_E2E']) await rm(work, { recursive: true, force: true });
+  work = await mkdtemp(path.join(os.tmpdir(), 'kubesmith-e2e-quickstart-'));
+  env = userEnv(path.join(work, 'npm-global'));
+  await mkdir(path.join(work, 'elsewhere'));
+  shell = new Shell(repo, env);
 });
 
-describe('quick start through npx', () => {
-  it('init installed the project with the packed runtime and CLI', async () => {
-    expect(existsSync(path.join(project, 'node_modules/@kubesmith/runtime/package.json'))).toBe(true);
-    expect(existsSync(path.join(project, 'node_modules/.bin/kubesmith'))).toBe(true);
-  });
+afterAll(async () => {
+  if (process.env['KUBESMITH_KEEP_E2E']) return;
+  // The link npm made in the tests' own global prefix goes with it.
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+describe('the README quick start, verbatim', () => {
+  it(
+    'links the clone, scaffolds a project, and its build, lint and tests pass with the integration tests running',
+    async () => {
+      const [setup, quickstart, ...rest] = await readmeBlocks('Quick start');
+      expect(rest).toEqual([]);
+      expect(setup).toEqual(['npm link --ignore-scripts']);
+      for (const line of setup!) await shell.run(line, 2 * MINUTES);
+
+      shell.cwd = path.join(work, 'elsewhere');
+      const outputs: Record<string, string> = {};
+      for (const line of quickstart!) outputs[line] = (await shell.run(line, 8 * MINUTES)).output;
+      project = path.join(work, 'elsewhere', 'guestbook');
+      expect(shell.cwd).toBe(project);
+      console.log(`README quick start, seconds per step:\n${shell.timings()}`);
+
+      const init = outputs['npx kubesmith init --domain example.com']!;
+      // One line says where kubesmith's packages come from, and npm install is announced and timed.
+      expect(init).toContain(
+        `kubesmith runs from a checkout (${repo.replace(/[\\/]$/, '')}): the project installs kubesmith-runtime-0.1.0.tgz and kubesmith-0.1.0.tgz from .kubesmith/ (commit it with the project)`,
+      );
+      expect(init).toMatch(/^installing dependencies \(npm install\) \.\.\.$/m);
+      expect(init).toMatch(/^installed dependencies in \d+\.\d s$/m);
+      expect(init).toMatch(/^Next: npx kubesmith create api /m);
+      expect(init).not.toMatch(/install-scripts/);
+      const pkg = JSON.parse(await readFile(path.join(project, 'package.json'), 'utf8')) as {
+        dependencies: Record<string, string>;
+      };
+      expect(pkg.dependencies['@kubesmith/runtime']).toBe('file:.kubesmith/kubesmith-runtime-0.1.0.tgz');
+
+      const test = outputs['npm run build && npm run lint && npm test']!;
+      expect(existsSync(path.join(project, 'dist/main.js'))).toBe(true);
+      // The unit tests, and the integration test on a real kube-apiserver: run, not skipped.
+      expect(test).toMatch(/guestbook\.controller\.test\.ts/);
+      expect(test).toMatch(/pod\.controller\.test\.ts/);
+      expect(test).toMatch(/✓ .*reconciles the sample: it becomes Available/);
+      expect(test).not.toMatch(/skipping the envtest tests|skipped/);
+    },
+    20 * MINUTES,
+  );
 
   it(
-    'create api adds a custom resource in two versions and a Pod controller, create webhook their webhooks',
+    'create api adds a second version, create webhook the webhooks, conversion and a Pod webhook; all tests pass',
     async () => {
-      const kubesmith = async (...args: string[]) => {
-        const result = await sh(project, 'npx', ['kubesmith', ...args]);
-        expect(result.exitCode, `kubesmith ${args.join(' ')}\n${String(result.all)}`).toBe(0);
-      };
-      const guestbook = ['--group', 'webapp', '--kind', 'Guestbook'];
-      await kubesmith('create', 'api', ...guestbook, '--version', 'v1');
-      await kubesmith('create', 'api', ...guestbook, '--version', 'v2', '--controller=false');
-      await kubesmith(
-        ...['create', 'api', '--group', 'core', '--version', 'v1', '--kind', 'Pod'],
-        ...['--resource=false', '--controller'],
-      );
-      await kubesmith(
-        ...['create', 'webhook', ...guestbook, '--version', 'v1'],
-        ...['--defaulting', '--programmatic-validation', '--conversion', '--spoke', 'v2'],
-      );
-      await kubesmith(
-        ...['create', 'webhook', '--group', 'core', '--version', 'v1', '--kind', 'Pod'],
-        '--programmatic-validation',
-      );
+      expect(project, 'the quick start ran').toBeDefined();
+      shell.cwd = project;
+      const guestbook = '--group webapp --kind Guestbook';
+      for (const line of [
+        `npx kubesmith create api ${guestbook} --version v2 --controller=false`,
+        `npx kubesmith create webhook ${guestbook} --version v1 --defaulting --programmatic-validation --conversion --spoke v2`,
+        'npx kubesmith create webhook --group core --version v1 --kind Pod --programmatic-validation',
+      ]) {
+        await shell.run(line, 2 * MINUTES);
+      }
       const main = await readFile(path.join(project, 'src/main.ts'), 'utf8');
-      expect(main).toMatch(/GuestbookReconciler/);
-      expect(main).toMatch(/PodReconciler/);
       expect(main).toMatch(/setupGuestbookWebhookWithManager\(mgr\)/);
       expect(main).toMatch(/setupPodWebhookWithManager\(mgr\)/);
-    },
-    2 * MINUTES,
-  );
 
-  it(
-    'the generated project builds, lints and passes its own tests',
-    async () => {
-      const output: Record<string, string> = {};
-      for (const script of ['build', 'lint', 'test']) {
-        const result = await sh(project, 'npm', ['run', script]);
-        output[script] = String(result.all);
-        expect(result.exitCode, `npm run ${script}\n${output[script]}`).toBe(0);
-      }
-      expect(existsSync(path.join(project, 'dist/main.js'))).toBe(true);
-      // The scaffolded controller tests ran, against the packed runtime's FakeClient, and the integration
-      // test against a real kube-apiserver (npm test provisions the envtest binaries before this test).
-      expect(output['test']).toMatch(/guestbook\.controller\.test\.ts/);
-      expect(output['test']).toMatch(/pod\.controller\.test\.ts/);
-      expect(output['test']).toMatch(/guestbook\.webhook\.test\.ts/);
-      expect(output['test']).toMatch(/guestbook\.conversion\.test\.ts/);
-      expect(output['test']).toMatch(/✓ .*reconciles the sample: it becomes Available/);
+      await shell.run('npm run build', 2 * MINUTES);
+      await shell.run('npm run lint', 2 * MINUTES);
+      const test = (await shell.run('npm test', 5 * MINUTES)).output;
+      expect(test).toMatch(/guestbook\.webhook\.test\.ts/);
+      expect(test).toMatch(/guestbook\.conversion\.test\.ts/);
       // The webhooks, called by kube-apiserver: defaulting, validation, conversion, and a Pod webhook.
-      expect(output['test']).toMatch(/guestbook\.webhook\.integration\.test\.ts \(5 tests\)/);
-      expect(output['test']).toMatch(/pod\.webhook\.integration\.test\.ts \(3 tests\)/);
-      expect(output['test']).toMatch(/Tests +\d+ passed \(\d+\)/);
-      expect(output['test']).not.toMatch(/skipping the envtest tests|skipped/);
-      // create api generated the manifests, so the CI check of the generated project passes.
-      const check = await sh(project, 'npx', ['kubesmith', 'manifests', '--check']);
-      expect(check.exitCode, String(check.all)).toBe(0);
-      expect(existsSync(path.join(project, 'config/crd/bases/webapp.example.com_guestbooks.yaml'))).toBe(
-        true,
-      );
+      expect(test).toMatch(/guestbook\.webhook\.integration\.test\.ts \(5 tests\)/);
+      expect(test).toMatch(/pod\.webhook\.integration\.test\.ts \(3 tests\)/);
+      expect(test).toMatch(/Tests +\d+ passed \(\d+\)/);
+      expect(test).not.toMatch(/skipping the envtest tests|skipped/);
+      // create api and create webhook regenerated the manifests: the generated CI's check passes.
+      await shell.run('npx kubesmith manifests --check', MINUTES);
     },
-    5 * MINUTES,
+    10 * MINUTES,
   );
 
   it(
-    'without envtest binaries, the integration tests are skipped with one clear line',
+    'without envtest binaries the integration tests are skipped with one line, and under CI=true they fail',
     async () => {
+      expect(project, 'the quick start ran').toBeDefined();
       const empty = path.join(work, 'no-binaries');
       await mkdir(empty, { recursive: true });
-      const result = await sh(project, 'npm', ['test'], {
-        env: { ...env, KUBEBUILDER_ASSETS: empty, XDG_CACHE_HOME: empty },
+      const noBinaries = { ...env, KUBEBUILDER_ASSETS: empty, XDG_CACHE_HOME: empty };
+      // vitest alone: `npm test` would first provide the binaries.
+      const local = await shell.exec('npx', ['vitest', 'run'], {
+        cwd: project,
+        env: { ...noBinaries, CI: '', KUBESMITH_REQUIRE_ENVTEST: '' },
       });
-      expect(result.exitCode, String(result.all)).toBe(0);
-      expect(String(result.all)).toMatch(/skipping the envtest tests: no etcd and kube-apiserver found/);
+      expect(local.exitCode, String(local.all)).toBe(0);
+      expect(String(local.all)).toMatch(/skipping the envtest tests: no etcd and kube-apiserver found/);
       // The controller's and the two webhooks' integration tests.
-      expect(String(result.all)).toMatch(/Test Files +\d+ passed \| 3 skipped/);
+      expect(String(local.all)).toMatch(/Test Files +\d+ passed \| 3 skipped/);
+
+      const ci = await shell.exec('npx', ['vitest', 'run'], {
+        cwd: project,
+        env: { ...noBinaries, CI: 'true' },
+      });
+      expect(ci.exitCode).not.toBe(0);
+      expect(String(ci.all)).toMatch(
+        /The envtest tests must run here \(CI or KUBESMITH_REQUIRE_ENVTEST is set\)/,
+      );
+      expect(String(ci.all)).toMatch(/Test Files +3 failed/);
     },
-    2 * MINUTES,
+    3 * MINUTES,
   );
 
   it(
     'a second create api for the same kind fails with a clear error',
     async () => {
-      const again = await sh(project, 'npx', [
-        'kubesmith',
-        'create',
-        'api',
-        '--group',
-        'webapp',
-        '--version',
-        'v1',
-        '--kind',
-        'Guestbook',
-      ]);
+      expect(project, 'the quick start ran').toBeDefined();
+      const again = await shell.exec(
+        'npx',
+        ['kubesmith', 'create', 'api', '--group', 'webapp', '--version', 'v1', '--kind', 'Guestbook'],
+        { cwd: project },
+      );
       expect(again.exitCode).toBe(1);
       expect(again.stderr).toMatch(/^error: API resource already exists$/m);
     },
