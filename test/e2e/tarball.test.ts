@@ -70,7 +70,9 @@ describe('the packed CLI through npx', () => {
       expect(existsSync(path.join(project, 'package-lock.json')), 'init ran').toBe(true);
       // No Docker engine here: run the builder stage's COPY and RUN instructions in a fresh directory.
       const dockerfile = await readFile(path.join(project, 'Dockerfile'), 'utf8');
-      const builder = dockerfile.slice(0, dockerfile.indexOf('\nFROM ', 1));
+      // The stages, each from its FROM line: the first one is the builder.
+      const builder = dockerfile.split(/^(?=FROM )/m).find((stage) => stage.startsWith('FROM '))!;
+      expect(builder).toMatch(/ AS builder\n/);
       const context = path.join(work, 'image');
       await mkdir(context);
       const steps: string[] = [];
