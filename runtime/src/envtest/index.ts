@@ -138,8 +138,9 @@ export interface Envtest {
    */
   addNode(node?: FakeNode): Promise<string>;
   /**
-   * Cluster mode: deletes a fake node's Node object and resolves once it is gone. As in a cluster, the pods
-   * bound to it are deleted later by the pod garbage collector (about 40 s after).
+   * Cluster mode: deletes a fake node's Node object, waits until it is gone, then deletes the pods bound to
+   * it at once, as a machine that vanished (a cluster's pod garbage collector would take 40-75 s). Their
+   * controllers replace them on the other nodes.
    */
   removeNode(name: string): Promise<void>;
   /** Stops every process and removes the directory. Safe to call more than once. */

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import {
   AppsV1Api,
+  BatchV1Api,
   CoreV1Api,
   type V1DaemonSet,
   type V1Deployment,
@@ -152,6 +153,30 @@ describe.skipIf(!assets)('cluster mode', () => {
     );
   }, 60_000);
 
+  it('runs a Job to completion', async () => {
+    const batch = env.kubeConfig.makeApiClient(BatchV1Api);
+    await batch.createNamespacedJob({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'once' },
+        spec: {
+          template: {
+            spec: { restartPolicy: 'Never', containers: [{ name: 'job', image: 'registry.example/job:1' }] },
+          },
+        },
+      },
+    });
+    const doneMs = await eventually(
+      async () =>
+        (await batch.readNamespacedJob({ name: 'once', namespace: 'default' })).status?.succeeded === 1,
+      30_000,
+      'the Job to succeed',
+    );
+    const job = await batch.readNamespacedJob({ name: 'once', namespace: 'default' });
+    expect(job.status?.conditions?.find((c) => c.type === 'Complete')?.status).toBe('True');
+    console.info(`Job complete after ${doneMs} ms`);
+  }, 60_000);
+
   it('garbage-collects the dependents of a deleted owner: the ReplicaSet and pods of a Deployment', async () => {
     await apps.createNamespacedDeployment({ namespace: 'default', body: deployment('doomed', 1) });
     await eventually(
@@ -226,7 +251,7 @@ describe.skipIf(!assets)('cluster mode', () => {
       expect(await nodesOfPods()).toEqual(['node-1', 'node-2']);
     }, 60_000);
 
-    it('puts a pod on a node added at run time, and forgets a removed node', async () => {
+    it('puts a pod on a node added at run time, and loses it with the node', async () => {
       const added = Date.now();
       const name = await env.addNode({ labels: { [POOL]: 'main' } });
       const nodeReadyMs = Date.now() - added;
@@ -243,6 +268,11 @@ describe.skipIf(!assets)('cluster mode', () => {
       await env.removeNode('node-3');
       expect(env.nodes).toEqual(['node-1', 'node-2', 'odd-one']);
       expect((await core.listNode()).items.map((n) => n.metadata?.name)).not.toContain('node-3');
+      // Its pod went with it, at once.
+      expect((await core.listPodForAllNamespaces({ fieldSelector: 'spec.nodeName=node-3' })).items).toEqual(
+        [],
+      );
+      expect(await nodesOfPods()).toEqual(['node-1', 'node-2']);
       await expect(env.removeNode('node-3')).rejects.toThrow(/node-3 is not one of its fake nodes/);
     }, 90_000);
   });

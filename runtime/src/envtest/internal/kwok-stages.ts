@@ -4,14 +4,20 @@
  *
  * Each Stage selects objects (`selector.matchExpressions` over jq-like paths) and renders a status patch
  * from a Go template (`next.statusTemplate`), or deletes them (`next.delete`). Besides Go's and sprig's
- * functions, kwok's templates have `Now`, `Quote` (a JSON string), `YAML`, `Version`, `NodeIP`, `NodeName`,
- * `NodeIPsWith <node>` and `PodIPsWith <node> <hostNetwork> <uid> <name> <namespace>`.
+ * functions, kwok's templates have `Now`, `Quote` (a JSON string), `YAML`, `Version`, `NodeIP` (the
+ * `--node-ip` flag, the same for every node), `NodeIPsWith <node>` and
+ * `PodIPsWith <node> <hostNetwork> <uid> <name> <namespace>` (an address from `--cidr`).
  *
  * The stages here make a node Ready at once and a pod Running and Ready as soon as it is bound; pods of a
  * Job then succeed; a pod being deleted goes away. Nothing runs, so nothing ever fails or restarts.
  */
 
-/** Makes a fake node Ready, with addresses, capacity (its own, else a large default) and node info. */
+/**
+ * Makes a fake node Ready, with an address, capacity (its own, else a large default) and node info. The only
+ * address is the InternalIP (`--node-ip`, 127.0.0.1), no Hostname: the apiserver's calls to a node's kubelet
+ * (logs, exec, port-forward) then fail at once with "connection refused" rather than wait for a DNS lookup
+ * of the node's name.
+ */
 const NODE_READY = `
 apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
@@ -49,8 +55,6 @@ spec:
       addresses:
         - type: InternalIP
           address: {{ NodeIP | Quote }}
-        - type: Hostname
-          address: {{ NodeName | Quote }}
       {{ with .status.capacity }}
       capacity: {{ toJson . }}
       {{ else }}
