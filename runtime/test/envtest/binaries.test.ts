@@ -85,8 +85,10 @@ describe('findBinaryAssets', () => {
           `.* lacks kwok\\. Run \`npx kubesmith envtest --with-controllers\``,
       ),
     );
-    await expect(startEnvtest({ controllers: true, tmpDir: tmp })).rejects.toThrow(
-      EnvtestBinariesNotFoundError,
+    await expect(
+      startEnvtest({ binaryAssetsDirectory: assets, controllers: true, tmpDir: tmp }),
+    ).rejects.toThrow(
+      /lacks kube-controller-manager and kube-scheduler and kwok\. Run `npx kubesmith envtest --with-controllers`/,
     );
   });
 
