@@ -7,6 +7,7 @@ interface EnvtestFlags {
   k8sVersion?: string;
   binDir?: string;
   print: 'path' | 'env';
+  withControllers?: boolean;
 }
 
 // Kept here rather than imported from ../envtest so `kubesmith --help` loads nothing of it.
@@ -30,6 +31,10 @@ export function registerEnvtest(program: Command, contextFor: (command: Command)
       '--bin-dir <dir>',
       'cache directory; the binaries go to <dir>/<version> (default: $XDG_CACHE_HOME/kubesmith/envtest)',
     )
+    .option(
+      '--with-controllers',
+      'also provide kube-controller-manager, kube-scheduler and kwok, for startEnvtest({ controllers: true })',
+    )
     .addOption(
       new Option('--print <what>', 'print the directory (path) or a shell line (env)')
         .choices(['path', 'env'])
@@ -40,17 +45,20 @@ export function registerEnvtest(program: Command, contextFor: (command: Command)
       `
 Looks in KUBEBUILDER_ASSETS first (binaries from setup-envtest work), then in the per-version cache,
 and otherwise builds the binaries from Go modules when go is on PATH (a few minutes, once).
+--with-controllers adds the programs of envtest's cluster mode to the same directory (a few more minutes).
 
 Examples:
   $ kubesmith envtest
   $ eval "$(kubesmith envtest --print env)"
+  $ kubesmith envtest --with-controllers
   $ kubesmith envtest --k8s-version 1.34.2 --bin-dir .envtest`,
     )
     .action(async (flags: EnvtestFlags, command: Command) => {
       const { out, cwd } = contextFor(command);
       const path = await import('node:path');
-      const { ensureEnvtestBinaries } = await import('../envtest/index.js');
-      const result = await ensureEnvtestBinaries({
+      const { ensureClusterBinaries, ensureEnvtestBinaries } = await import('../envtest/index.js');
+      const ensure = flags.withControllers ? ensureClusterBinaries : ensureEnvtestBinaries;
+      const result = await ensure({
         version: flags.k8sVersion ?? DEFAULT_VERSION,
         ...(flags.binDir !== undefined ? { binDir: path.resolve(cwd, flags.binDir) } : {}),
         progress: (line) => out.info(line),

@@ -29,65 +29,25 @@ export interface BuildRequest {
 
 /** Builds the three binaries into `request.outDir`. Temporary module directories are removed afterwards. */
 export async function buildFromGoModules(request: BuildRequest): Promise<void> {
-  const { release, go, progress } = request;
+  const { release, progress } = request;
   const work = await mkdtemp(path.join(os.tmpdir(), 'kubesmith-envtest-build-'));
   try {
-    const goVersion = (await runGo(request, work, ['env', 'GOVERSION'], 'checking the Go version')).trim();
-    const goLine = /^go(\d+\.\d+)/.exec(goVersion)?.[1] ?? '1.24';
-    progress(`building Kubernetes ${release.version} test binaries with ${goVersion} (${go})`);
-
-    const k8sDir = path.join(work, 'kubernetes');
-    await mkdir(k8sDir);
-    const k8s = `v${release.version}`;
-    progress(`downloading k8s.io/kubernetes ${k8s}`);
-    const info = JSON.parse(
-      await runGo(
-        request,
-        k8sDir,
-        ['mod', 'download', '-json', `k8s.io/kubernetes@${k8s}`],
-        'downloading k8s.io/kubernetes',
-      ),
-    ) as { GoMod?: string; Error?: string };
-    if (!info.GoMod) throw failure('downloading k8s.io/kubernetes', info.Error ?? 'no go.mod in the answer');
-    const staging = stagingModules(await readFile(info.GoMod, 'utf8'));
-    const stagingVersion = `v0.${release.minor}.${release.version.split('.')[2]}`;
-    await writeFile(
-      path.join(k8sDir, 'go.mod'),
-      [
-        'module kubesmith.local/envtest/kubernetes',
-        '',
-        `go ${goLine}`,
-        '',
-        `require k8s.io/kubernetes ${k8s}`,
-        '',
-        ...staging.map((m) => `replace ${m} => ${m} ${stagingVersion}`),
-        '',
-      ].join('\n'),
+    const toolchain = await goToolchain(request, work);
+    progress(
+      `building Kubernetes ${release.version} test binaries with ${toolchain.version} (${request.go})`,
     );
-    const buildDate = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-    const stamp = (pkg: string): string[] => [
-      `-X ${pkg}.gitVersion=${k8s}`,
-      `-X ${pkg}.gitMajor=${release.major}`,
-      `-X ${pkg}.gitMinor=${release.minor}`,
-      `-X ${pkg}.gitTreeState=clean`,
-      `-X ${pkg}.buildDate=${buildDate}`,
-    ];
-    // kube-apiserver and kubectl read component-base's stamps; client-go keeps a copy for user agents.
-    const k8sLdflags = [
-      '-s',
-      '-w',
-      ...stamp('k8s.io/component-base/version'),
-      ...stamp('k8s.io/client-go/pkg/version'),
-    ];
-    progress(`building kube-apiserver and kubectl ${k8s} (the longest step: a few minutes on a cold cache)`);
+    const k8s = await kubernetesModule(request, work, toolchain);
+    progress(
+      `building kube-apiserver and kubectl v${release.version} (the longest step: a few minutes on a cold cache)`,
+    );
     await runGo(
       request,
-      k8sDir,
+      k8s.dir,
       [
         'build',
         '-trimpath',
         '-ldflags',
-        k8sLdflags.join(' '),
+        k8s.ldflags,
         '-o',
         request.outDir + path.sep,
         'k8s.io/kubernetes/cmd/kube-apiserver',
@@ -104,7 +64,7 @@ export async function buildFromGoModules(request: BuildRequest): Promise<void> {
       [
         'module kubesmith.local/envtest/etcd',
         '',
-        `go ${goLine}`,
+        `go ${toolchain.line}`,
         '',
         `require go.etcd.io/etcd/server/v3 ${etcd}`,
         '',
@@ -131,6 +91,74 @@ export async function buildFromGoModules(request: BuildRequest): Promise<void> {
   }
 }
 
+/** The `go` in use: its full version (`go1.26.8`) and its language line for a go.mod (`1.26`). */
+export interface GoToolchain {
+  version: string;
+  line: string;
+}
+
+export async function goToolchain(request: BuildRequest, cwd: string): Promise<GoToolchain> {
+  const version = (await runGo(request, cwd, ['env', 'GOVERSION'], 'checking the Go version')).trim();
+  return { version, line: /^go(\d+\.\d+)/.exec(version)?.[1] ?? '1.24' };
+}
+
+/**
+ * Writes the consumer module of `k8s.io/kubernetes` into `<work>/kubernetes` and returns it with the
+ * `-ldflags` that stamp the release's version. Every Kubernetes binary (kube-apiserver, kubectl, and the
+ * controllers of cluster mode) is built from this same module, so later builds reuse Go's build cache.
+ */
+export async function kubernetesModule(
+  request: BuildRequest,
+  work: string,
+  toolchain: GoToolchain,
+): Promise<{ dir: string; ldflags: string }> {
+  const { release, progress } = request;
+  const dir = path.join(work, 'kubernetes');
+  await mkdir(dir);
+  const k8s = `v${release.version}`;
+  progress(`downloading k8s.io/kubernetes ${k8s}`);
+  const info = JSON.parse(
+    await runGo(
+      request,
+      dir,
+      ['mod', 'download', '-json', `k8s.io/kubernetes@${k8s}`],
+      'downloading k8s.io/kubernetes',
+    ),
+  ) as { GoMod?: string; Error?: string };
+  if (!info.GoMod) throw failure('downloading k8s.io/kubernetes', info.Error ?? 'no go.mod in the answer');
+  const staging = stagingModules(await readFile(info.GoMod, 'utf8'));
+  const stagingVersion = `v0.${release.minor}.${release.version.split('.')[2]}`;
+  await writeFile(
+    path.join(dir, 'go.mod'),
+    [
+      'module kubesmith.local/envtest/kubernetes',
+      '',
+      `go ${toolchain.line}`,
+      '',
+      `require k8s.io/kubernetes ${k8s}`,
+      '',
+      ...staging.map((m) => `replace ${m} => ${m} ${stagingVersion}`),
+      '',
+    ].join('\n'),
+  );
+  const buildDate = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const stamp = (pkg: string): string[] => [
+    `-X ${pkg}.gitVersion=${k8s}`,
+    `-X ${pkg}.gitMajor=${release.major}`,
+    `-X ${pkg}.gitMinor=${release.minor}`,
+    `-X ${pkg}.gitTreeState=clean`,
+    `-X ${pkg}.buildDate=${buildDate}`,
+  ];
+  // The binaries read component-base's stamps; client-go keeps a copy for user agents.
+  const ldflags = [
+    '-s',
+    '-w',
+    ...stamp('k8s.io/component-base/version'),
+    ...stamp('k8s.io/client-go/pkg/version'),
+  ];
+  return { dir, ldflags: ldflags.join(' ') };
+}
+
 /** The module paths that a k8s.io/kubernetes go.mod replaces with `./staging/...` directories. */
 export function stagingModules(goMod: string): string[] {
   const modules = new Set<string>();
@@ -142,7 +170,7 @@ export function stagingModules(goMod: string): string[] {
   return [...modules].sort();
 }
 
-function failure(step: string, detail: string): KubesmithError {
+export function failure(step: string, detail: string): KubesmithError {
   const { message, hint } = buildFailed(step, detail);
   return new KubesmithError(message, { hint });
 }
@@ -151,7 +179,7 @@ function failure(step: string, detail: string): KubesmithError {
  * Runs `go` in `cwd` and returns its stdout. Go's stderr goes to `detail` line by line; a heartbeat line
  * every 30 s shows a long download or compile is alive. On failure the error carries Go's last lines.
  */
-function runGo(request: BuildRequest, cwd: string, args: string[], step: string): Promise<string> {
+export function runGo(request: BuildRequest, cwd: string, args: string[], step: string): Promise<string> {
   const env: NodeJS.ProcessEnv = {
     ...request.env,
     // The consumer module resolves what it needs; the user's GOFLAGS (-mod=vendor) or go.work must not apply.

@@ -1,5 +1,10 @@
-/** Provisioning of the envtest binaries (etcd, kube-apiserver, kubectl) for `kubesmith envtest`. */
+/**
+ * Provisioning of the envtest binaries (etcd, kube-apiserver, kubectl; with --with-controllers also
+ * kube-controller-manager, kube-scheduler, kwok) for `kubesmith envtest`.
+ */
 export { buildFromGoModules, stagingModules, type BuildRequest } from './build.js';
+export { buildControllersFromGoModules, CONTROLLER_BINARIES, KWOK_VERSION } from './build-controllers.js';
+export { ensureClusterBinaries, missingControllers, type EnsureClusterOptions } from './controllers.js';
 export {
   defaultCacheRoot,
   ensureEnvtestBinaries,

@@ -36,3 +36,18 @@ export function buildFailed(step: string, detail: string): Message {
     hint: 'nothing was added to the cache; fix the problem above (network to the Go module proxy, disk space) and run again',
   };
 }
+
+export function noControllerBinaries(version: string, dir: string, missing: readonly string[]): Message {
+  return {
+    message:
+      `no cluster-mode binaries for Kubernetes ${version}: ${dir} lacks ${missing.join(', ')}, ` +
+      `and Go is not on PATH to build them`,
+    hint:
+      'install Go (https://go.dev/dl/) and run `kubesmith envtest --with-controllers` again, or put ' +
+      'kube-controller-manager, kube-scheduler and kwok beside kube-apiserver in KUBEBUILDER_ASSETS',
+  };
+}
+
+export function assetsLackControllers(dir: string, missing: readonly string[]): string {
+  return `KUBEBUILDER_ASSETS=${dir} lacks ${missing.join(', ')}; using the cache, which holds all the binaries in one directory`;
+}

@@ -162,7 +162,7 @@ async function verifyBinaries(dir: string, release: K8sRelease): Promise<void> {
 }
 
 /** Staging directories of builds whose process no longer runs (killed with SIGKILL, machine restarted). */
-async function removeAbandonedBuilds(root: string): Promise<void> {
+export async function removeAbandonedBuilds(root: string): Promise<void> {
   for (const name of await readdir(root)) {
     const pid = /^\.build-.+-(\d+)-[0-9a-z]+$/.exec(name)?.[1];
     if (pid && !isRunning(Number(pid))) await rm(path.join(root, name), { recursive: true, force: true });

@@ -9,7 +9,7 @@ import path from 'node:path';
 /** The Kubernetes version `kubesmith envtest` provides by default; keep in step with src/envtest/versions.ts. */
 export const DEFAULT_K8S_VERSION = '1.36.3';
 
-/** Raised when no directory holds etcd and kube-apiserver; the message says how to get them. */
+/** Raised when no directory holds the binaries envtest needs; the message says how to get them. */
 export class EnvtestBinariesNotFoundError extends Error {
   constructor(message: string) {
     super(message);
@@ -29,15 +29,20 @@ export function cachedAssetsDirectory(
 
 const REQUIRED = ['etcd', 'kube-apiserver'] as const;
 
+/** What cluster mode (`startEnvtest({ controllers: true })`) runs besides etcd and kube-apiserver. */
+export const CONTROLLER_BINARIES = ['kube-controller-manager', 'kube-scheduler', 'kwok'] as const;
+
 /**
- * The directory holding etcd and kube-apiserver: `explicit` when given (it must hold them), else
- * KUBEBUILDER_ASSETS when it holds them, else the kubesmith cache for `version`.
+ * The directory holding etcd and kube-apiserver (with `controllers`, also kube-controller-manager,
+ * kube-scheduler and kwok): `explicit` when given (it must hold them), else KUBEBUILDER_ASSETS when it holds
+ * them, else the kubesmith cache for `version`.
  */
 export function findBinaryAssets(
   explicit?: string,
-  options: { version?: string; env?: NodeJS.ProcessEnv } = {},
+  options: { version?: string; env?: NodeJS.ProcessEnv; controllers?: boolean } = {},
 ): string {
   const env = options.env ?? process.env;
+  const required = options.controllers ? [...REQUIRED, ...CONTROLLER_BINARIES] : REQUIRED;
   const tried: string[] = [];
   const candidates: [string, string][] = explicit
     ? [['binaryAssetsDirectory', explicit]]
@@ -48,9 +53,16 @@ export function findBinaryAssets(
         ['the kubesmith cache', cachedAssetsDirectory(options.version, env)],
       ];
   for (const [origin, dir] of candidates) {
-    const missing = REQUIRED.filter((name) => !isExecutable(path.join(dir, name)));
+    const missing = required.filter((name) => !isExecutable(path.join(dir, name)));
     if (missing.length === 0) return path.resolve(dir);
     tried.push(`${dir} (${origin}) lacks ${missing.join(' and ')}`);
+  }
+  if (options.controllers) {
+    throw new EnvtestBinariesNotFoundError(
+      `envtest cluster-mode binaries not found: ${tried.join('; ')}. Run \`npx kubesmith envtest --with-controllers\` ` +
+        `to build kube-controller-manager, kube-scheduler and kwok beside etcd and kube-apiserver, then run the ` +
+        `tests again (or set KUBEBUILDER_ASSETS to a directory holding all of them).`,
+    );
   }
   throw new EnvtestBinariesNotFoundError(
     `envtest binaries not found: ${tried.join('; ')}. Run \`npx kubesmith envtest\` to build or locate ` +

@@ -3,6 +3,10 @@
  * `pkg/envtest`. No controllers, no nodes: objects are stored, validated, defaulted and watched exactly as in
  * a cluster, but Deployments never get pods and nothing is garbage-collected.
  *
+ * Cluster mode (`controllers: true`) goes further than Go's envtest: kube-controller-manager, kube-scheduler
+ * and KWOK with fake nodes join, so Deployments get pods that are scheduled and reported Running and Ready,
+ * owner references are garbage-collected and namespaces finish deleting. No container runs.
+ *
  * ```ts
  * const env = await startEnvtest({ crdDirectoryPaths: ['config/crd/bases'] });
  * try {
@@ -20,8 +24,10 @@
 import os from 'node:os';
 import type { KubeConfig, V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { findBinaryAssets } from './binaries.js';
+import { Cluster } from './internal/cluster.js';
 import { ControlPlane, type ControlPlaneOptions } from './internal/control-plane.js';
 import { installCrds, readCrds } from './internal/crds.js';
+import { planNodes, type FakeNode } from './internal/nodes.js';
 import {
   installWebhookConfigurations,
   pointAtLocalServer,
@@ -34,9 +40,11 @@ import {
 
 export type { LocalWebhookServing, WebhookInstallOptions } from './internal/webhooks.js';
 export { binaryAssetsOrSkip, envtestRequired, type SkipOptions } from './skip.js';
+export type { FakeNode } from './internal/nodes.js';
 
 export {
   cachedAssetsDirectory,
+  CONTROLLER_BINARIES,
   DEFAULT_K8S_VERSION,
   EnvtestBinariesNotFoundError,
   findBinaryAssets,
@@ -53,15 +61,40 @@ export interface EnvtestOptions {
    */
   errorIfCrdPathMissing?: boolean;
   /**
-   * The directory holding `etcd` and `kube-apiserver`. Default: KUBEBUILDER_ASSETS when it holds them, else
-   * the cache `npx kubesmith envtest` fills.
+   * The directory holding `etcd` and `kube-apiserver` (and, with `controllers`, `kube-controller-manager`,
+   * `kube-scheduler` and `kwok`). Default: KUBEBUILDER_ASSETS when it holds them, else the cache
+   * `npx kubesmith envtest` (`--with-controllers`) fills.
    */
   binaryAssetsDirectory?: string;
+  /**
+   * Cluster mode: also run kube-controller-manager (every default controller: Deployments, ReplicaSets,
+   * DaemonSets, Jobs, garbage collection, namespaces, service accounts, EndpointSlices ...), kube-scheduler,
+   * and KWOK, which keeps fake nodes Ready and reports their pods Running and Ready (no container runs).
+   * startEnvtest returns once every node is Ready and schedulable and the `default` ServiceAccount exists.
+   * The ServiceAccount admission plugin stays on. Needs `npx kubesmith envtest --with-controllers`.
+   * Default: false (Go's envtest: etcd and kube-apiserver only).
+   */
+  controllers?: boolean;
+  /**
+   * The fake nodes of cluster mode: a count (named `node-1`, `node-2` ...) or one entry per node with its
+   * name, labels, taints and capacity. More can be added later with `env.addNode()`. Only with
+   * `controllers: true`. Default: 1.
+   */
+  nodes?: number | FakeNode[];
+  /** Extra kube-controller-manager flags (cluster mode). Default: none. */
+  controllerManagerArgs?: string[];
+  /** Extra kube-scheduler flags (cluster mode). Default: none. */
+  schedulerArgs?: string[];
+  /** Extra kwok flags (cluster mode). Default: none. */
+  kwokArgs?: string[];
   /** Extra kube-apiserver flags (`--name=value`); a later value of a flag overrides the default. Default: none. */
   apiServerArgs?: string[];
   /** Extra etcd flags. Default: none. */
   etcdArgs?: string[];
-  /** Time allowed for the apiserver to be ready and the CRDs Established, in ms. Default: 60_000. */
+  /**
+   * Time allowed for the apiserver to be ready and the CRDs Established (in cluster mode also the nodes
+   * Ready), in ms; also what addNode() and removeNode() may take. Default: 60_000.
+   */
   startTimeoutMs?: number;
   /** Time allowed for each process to stop after SIGTERM before SIGKILL, in ms. Default: 10_000. */
   stopTimeoutMs?: number;
@@ -89,9 +122,29 @@ export interface Envtest {
    * directory it must serve from, as `Manager.create({ webhookServer: { host, port, certDir } })` takes.
    */
   webhook: LocalWebhookServing | undefined;
-  /** Process ids, for tests that check nothing is left behind. */
-  pids: { etcd: number; apiServer: number; guard: number };
-  /** Stops both processes and removes the directory. Safe to call more than once. */
+  /** Process ids, for tests that check nothing is left behind; the last three in cluster mode only. */
+  pids: {
+    etcd: number;
+    apiServer: number;
+    guard: number;
+    controllerManager?: number;
+    scheduler?: number;
+    kwok?: number;
+  };
+  /** Cluster mode: the names of the fake nodes, in the order they were added. Otherwise empty. */
+  readonly nodes: string[];
+  /**
+   * Cluster mode: adds a fake node and resolves with its name once it is Ready and schedulable. DaemonSets
+   * then put their pods on it, as on a machine joining a cluster.
+   */
+  addNode(node?: FakeNode): Promise<string>;
+  /**
+   * Cluster mode: deletes a fake node's Node object, waits until it is gone, then deletes the pods bound to
+   * it at once, as a machine that vanished (a cluster's pod garbage collector would take 40-75 s). Their
+   * controllers replace them on the other nodes.
+   */
+  removeNode(name: string): Promise<void>;
+  /** Stops every process and removes the directory. Safe to call more than once. */
   stop(): Promise<void>;
   /**
    * Stops kube-apiserver only: etcd keeps the data, clients get connection errors. For tests of what an
@@ -110,11 +163,18 @@ export interface Envtest {
 }
 
 function withDefaults(options: EnvtestOptions): ControlPlaneOptions {
+  const controllers = options.controllers ?? false;
+  for (const name of ['nodes', 'controllerManagerArgs', 'schedulerArgs', 'kwokArgs'] as const) {
+    if (!controllers && options[name] !== undefined) {
+      throw new Error(`envtest: ${name} needs controllers: true (cluster mode)`);
+    }
+  }
   return {
+    controllers,
     crdDirectoryPaths: options.crdDirectoryPaths ?? [],
     crds: options.crds ?? [],
     errorIfCrdPathMissing: options.errorIfCrdPathMissing ?? true,
-    binaryAssetsDirectory: findBinaryAssets(options.binaryAssetsDirectory),
+    binaryAssetsDirectory: findBinaryAssets(options.binaryAssetsDirectory, { controllers }),
     apiServerArgs: options.apiServerArgs ?? [],
     etcdArgs: options.etcdArgs ?? [],
     startTimeoutMs: options.startTimeoutMs ?? 60_000,
@@ -123,21 +183,36 @@ function withDefaults(options: EnvtestOptions): ControlPlaneOptions {
   };
 }
 
-/** Starts etcd and kube-apiserver, installs the CRDs, and returns admin credentials and stop(). */
+/**
+ * Starts etcd and kube-apiserver (in cluster mode also the controllers, the scheduler, kwok and the fake
+ * nodes), installs the CRDs, and returns admin credentials and stop().
+ */
 export async function startEnvtest(options: EnvtestOptions = {}): Promise<Envtest> {
   const o = withDefaults(options);
+  const nodes = o.controllers ? planNodes(options.nodes ?? 1) : [];
   // Read the CRDs first: a bad file fails before any process starts.
   let crds = [...readCrds(o.crdDirectoryPaths, o.errorIfCrdPathMissing), ...o.crds];
   const webhookOptions = options.webhookInstallOptions;
   const webhooks = webhookOptions && readWebhookConfigurations(webhookOptions, o.errorIfCrdPathMissing);
   const plane = new ControlPlane(o);
   let serving: LocalWebhookServing | undefined;
+  let cluster: Cluster | undefined;
   try {
     if (webhookOptions && webhooks) {
       serving = await prepareLocalServing(plane.directory, webhookOptions);
       crds = withConversionWebhooks(crds, webhookOptions.conversionCrdNames ?? [], serving);
     }
     await plane.start();
+    if (o.controllers) {
+      cluster = new Cluster(plane, {
+        controllerManagerArgs: options.controllerManagerArgs ?? [],
+        schedulerArgs: options.schedulerArgs ?? [],
+        kwokArgs: options.kwokArgs ?? [],
+      });
+      cluster.start();
+      // The Node objects go in while the programs start; kwok picks them up once it watches.
+      for (const { name, node } of nodes) await cluster.createNode({ ...node, name });
+    }
     await installCrds(
       plane.kubeConfig,
       crds,
@@ -146,9 +221,13 @@ export async function startEnvtest(options: EnvtestOptions = {}): Promise<Envtes
     if (serving && webhooks) {
       await installWebhookConfigurations(plane.kubeConfig, pointAtLocalServer(webhooks, serving));
     }
+    await cluster?.ready(
+      nodes.map((n) => n.name),
+      plane.startedAt + o.startTimeoutMs,
+    );
   } catch (error) {
     await plane.stop();
     throw error;
   }
-  return plane.handle(serving);
+  return plane.handle(serving, cluster);
 }

@@ -10,6 +10,8 @@ export interface SkipOptions {
   version?: string;
   /** Default: process.env. */
   env?: NodeJS.ProcessEnv;
+  /** The tests start envtest's cluster mode: kube-controller-manager, kube-scheduler and kwok too. Default: false. */
+  controllers?: boolean;
   /** Where the skip line goes. Default: console.warn. */
   warn?: (line: string) => void;
 }
@@ -31,7 +33,11 @@ export function envtestRequired(env: NodeJS.ProcessEnv = process.env): boolean {
 export function binaryAssetsOrSkip(options: SkipOptions = {}): string | undefined {
   const env = options.env ?? process.env;
   try {
-    return findBinaryAssets(undefined, { env, ...(options.version ? { version: options.version } : {}) });
+    return findBinaryAssets(undefined, {
+      env,
+      ...(options.version ? { version: options.version } : {}),
+      ...(options.controllers ? { controllers: true } : {}),
+    });
   } catch (error) {
     if (envtestRequired(env)) {
       const reason = error instanceof Error ? error.message : String(error);
@@ -42,7 +48,9 @@ export function binaryAssetsOrSkip(options: SkipOptions = {}): string | undefine
       );
     }
     (options.warn ?? console.warn)(
-      'skipping the envtest tests: no etcd and kube-apiserver found; run `npm run setup-envtest`',
+      options.controllers
+        ? 'skipping the envtest cluster-mode tests: no kube-controller-manager, kube-scheduler and kwok found; run `npx kubesmith envtest --with-controllers`'
+        : 'skipping the envtest tests: no etcd and kube-apiserver found; run `npm run setup-envtest`',
     );
     return undefined;
   }

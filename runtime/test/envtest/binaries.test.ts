@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   cachedAssetsDirectory,
+  CONTROLLER_BINARIES,
   DEFAULT_K8S_VERSION,
   EnvtestBinariesNotFoundError,
   findBinaryAssets,
@@ -64,6 +65,51 @@ describe('findBinaryAssets', () => {
         `${tmp}/half \\(KUBEBUILDER_ASSETS\\) lacks kube-apiserver; .* lacks etcd and kube-apiserver\\. Run \`npx kubesmith envtest\``,
       ),
     );
+  });
+
+  it('in cluster mode wants the controllers in the same directory, and says to run --with-controllers', async () => {
+    const assets = await binaries(path.join(tmp, 'assets'));
+    const full = await binaries(path.join(tmp, 'cache', 'kubesmith', 'envtest', DEFAULT_K8S_VERSION), [
+      'etcd',
+      'kube-apiserver',
+      'kubectl',
+      ...CONTROLLER_BINARIES,
+    ]);
+    const env = { XDG_CACHE_HOME: path.join(tmp, 'cache'), KUBEBUILDER_ASSETS: assets };
+    expect(findBinaryAssets(undefined, { env })).toBe(assets);
+    expect(findBinaryAssets(undefined, { env, controllers: true })).toBe(full);
+    await rm(path.join(full, 'kwok'));
+    expect(() => findBinaryAssets(undefined, { env, controllers: true })).toThrow(
+      new RegExp(
+        `${assets} \\(KUBEBUILDER_ASSETS\\) lacks kube-controller-manager and kube-scheduler and kwok; ` +
+          `.* lacks kwok\\. Run \`npx kubesmith envtest --with-controllers\``,
+      ),
+    );
+    await expect(
+      startEnvtest({ binaryAssetsDirectory: assets, controllers: true, tmpDir: tmp }),
+    ).rejects.toThrow(
+      /lacks kube-controller-manager and kube-scheduler and kwok\. Run `npx kubesmith envtest --with-controllers`/,
+    );
+  });
+
+  it('refuses cluster-mode options without controllers: true, before starting anything', async () => {
+    const assets = await binaries(path.join(tmp, 'assets'));
+    await expect(startEnvtest({ binaryAssetsDirectory: assets, nodes: 3, tmpDir: tmp })).rejects.toThrow(
+      'envtest: nodes needs controllers: true (cluster mode)',
+    );
+    const all = await binaries(path.join(tmp, 'all'), ['etcd', 'kube-apiserver', ...CONTROLLER_BINARIES]);
+    await expect(
+      startEnvtest({ binaryAssetsDirectory: all, controllers: true, nodes: 1.5, tmpDir: tmp }),
+    ).rejects.toThrow(/nodes must be a whole number from 0 to 100, or a list; got 1\.5/);
+    await expect(
+      startEnvtest({
+        binaryAssetsDirectory: all,
+        controllers: true,
+        nodes: [{ name: 'a' }, { name: 'a' }],
+        tmpDir: tmp,
+      }),
+    ).rejects.toThrow('the node name "a" is given twice');
+    expect((await readdir(tmp)).sort()).toEqual(['all', 'assets']);
   });
 
   it('makes startEnvtest fail before it creates anything', async () => {

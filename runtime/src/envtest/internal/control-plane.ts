@@ -1,14 +1,19 @@
-/** One running etcd + kube-apiserver, its temporary directory, and how it is stopped and cleaned up. */
+/**
+ * One running etcd + kube-apiserver (and, in cluster mode, the programs that join them), its temporary
+ * directory, and how it is stopped and cleaned up.
+ */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import path from 'node:path';
 import { KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import type { Envtest } from '../index.js';
+import type { Cluster, ClusterHost } from './cluster.js';
 import { Guard } from './guard.js';
 import { freePorts } from './ports.js';
 import type { LocalWebhookServing } from './webhooks.js';
 import { ControlPlaneProcess, register, removeDirectory, unregister, type Cleanup } from './process.js';
+import type { ApiAccess } from './rest.js';
 
 /** The options of startEnvtest with their defaults applied. */
 export interface ControlPlaneOptions {
@@ -21,17 +26,22 @@ export interface ControlPlaneOptions {
   startTimeoutMs: number;
   stopTimeoutMs: number;
   tmpDir: string;
+  /** Cluster mode: controllers, scheduler and kwok join, so the ServiceAccount admission plugin stays on. */
+  controllers: boolean;
 }
 
 /** One running etcd + kube-apiserver and the directory they use. */
-export class ControlPlane implements Cleanup {
+export class ControlPlane implements Cleanup, ClusterHost {
   readonly directory: string;
   readonly startedAt = Date.now();
   kubeConfig = new KubeConfig();
   private readonly guard: Guard;
   private readonly token = randomBytes(24).toString('hex');
   private processes: ControlPlaneProcess[] = [];
+  /** Programs started by spawn() (cluster mode), stopped before kube-apiserver. */
+  private components: ControlPlaneProcess[] = [];
   private server = '';
+  private ca: Buffer | undefined;
   private apiServerArgs: string[] = [];
   private handleObject: Envtest | undefined;
   private stopping: Promise<void> | undefined;
@@ -109,7 +119,8 @@ export class ControlPlane implements Cleanup {
       `--service-account-key-file=${path.join(dir, 'sa.pub')}`,
       `--service-account-signing-key-file=${path.join(dir, 'sa.key')}`,
       // As Go's envtest: no controller-manager creates the default ServiceAccount, so pods would be refused.
-      '--disable-admission-plugins=ServiceAccount',
+      // In cluster mode one does, and the plugin stays on as in a real cluster.
+      ...(this.options.controllers ? [] : ['--disable-admission-plugins=ServiceAccount']),
       ...this.options.apiServerArgs,
     ];
     this.processes.push(this.spawnApiServer());
@@ -122,6 +133,7 @@ export class ControlPlane implements Cleanup {
       this.processes,
       this.startedAt + startTimeoutMs,
     );
+    this.ca = ca;
     const kubeconfig = {
       apiVersion: 'v1',
       kind: 'Config',
@@ -149,6 +161,33 @@ export class ControlPlane implements Cleanup {
       path.join(this.directory, 'kube-apiserver.log'),
       this.guard,
     );
+  }
+
+  get binaryAssetsDirectory(): string {
+    return this.options.binaryAssetsDirectory;
+  }
+
+  /** Where and how to reach the apiserver as admin; only once start() has resolved. */
+  access(): ApiAccess {
+    if (!this.ca) throw new Error('envtest: the apiserver has not started');
+    return { server: this.server, ca: this.ca, token: this.token };
+  }
+
+  /**
+   * Starts `name` from the binary assets directory, logging to `<directory>/<name>.log`; it is stopped by
+   * stop() before kube-apiserver, and killed by the exit handlers and the guard like the others.
+   */
+  spawn(name: string, args: string[], env?: NodeJS.ProcessEnv): ControlPlaneProcess {
+    const child = new ControlPlaneProcess(
+      name,
+      path.join(this.options.binaryAssetsDirectory, name),
+      args,
+      path.join(this.directory, `${name}.log`),
+      this.guard,
+      env,
+    );
+    this.components.push(child);
+    return child;
   }
 
   /** The running kube-apiserver: always the last process started. */
@@ -191,15 +230,25 @@ export class ControlPlane implements Cleanup {
     );
   }
 
-  handle(webhook?: LocalWebhookServing): Envtest {
+  handle(webhook?: LocalWebhookServing, cluster?: Cluster): Envtest {
     const [etcd, apiServer] = this.processes.slice(-2);
+    const noCluster = (): Promise<never> =>
+      Promise.reject(new Error('envtest: fake nodes need startEnvtest({ controllers: true })'));
     this.handleObject = {
       kubeConfig: this.kubeConfig,
       kubeconfigPath: path.join(this.directory, 'kubeconfig'),
       server: this.server,
       directory: this.directory,
       webhook,
-      pids: { etcd: etcd?.pid ?? 0, apiServer: apiServer?.pid ?? 0, guard: this.guard.pid ?? 0 },
+      pids: {
+        etcd: etcd?.pid ?? 0,
+        apiServer: apiServer?.pid ?? 0,
+        guard: this.guard.pid ?? 0,
+        ...cluster?.pids,
+      },
+      get nodes() {
+        return cluster?.nodeNames ?? [];
+      },
       stop: () => this.stop(),
       stopApiServer: (options) => this.stopApiServer(options),
       startApiServer: () => this.startApiServer(),
@@ -207,14 +256,34 @@ export class ControlPlane implements Cleanup {
         await this.stopApiServer(options);
         await this.startApiServer();
       },
+      addNode: cluster
+        ? async (node = {}) => {
+            this.assertRunning();
+            const name = await cluster.createNode(node);
+            await cluster.ready([name], Date.now() + this.options.startTimeoutMs);
+            return name;
+          }
+        : noCluster,
+      removeNode: cluster
+        ? async (name) => {
+            this.assertRunning();
+            await cluster.deleteNode(name, Date.now() + this.options.startTimeoutMs);
+          }
+        : noCluster,
     };
     return this.handleObject;
+  }
+
+  private assertRunning(): void {
+    if (this.stopping) throw new Error('envtest is stopped');
   }
 
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       try {
-        // The apiserver first, so it does not spend its shutdown retrying a vanished etcd.
+        // The clients of the apiserver first (together: none depends on another), then the apiserver, so it
+        // does not spend its shutdown retrying a vanished etcd.
+        await Promise.all(this.components.map((p) => p.stop(this.options.stopTimeoutMs)));
         for (const p of [...this.processes].reverse()) await p.stop(this.options.stopTimeoutMs);
         removeDirectory(this.directory);
         this.guard.release();
@@ -226,10 +295,11 @@ export class ControlPlane implements Cleanup {
   }
 
   async cleanupSoon(): Promise<void> {
-    for (const p of this.processes) p.killNow();
+    const all = [...this.components, ...this.processes];
+    for (const p of all) p.killNow();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
-      Promise.all(this.processes.map((p) => p.waitExit())),
+      Promise.all(all.map((p) => p.waitExit())),
       new Promise((resolve) => (timer = setTimeout(resolve, 2_000))),
     ]);
     clearTimeout(timer);
@@ -237,7 +307,7 @@ export class ControlPlane implements Cleanup {
   }
 
   cleanupNow(): void {
-    for (const p of this.processes) p.killNow();
+    for (const p of [...this.components, ...this.processes]) p.killNow();
     try {
       removeDirectory(this.directory);
     } catch {

@@ -13,13 +13,20 @@ export class ControlPlaneProcess {
   private readonly exited: Promise<void>;
   private status: string | undefined;
 
-  constructor(name: string, binary: string, args: string[], logFile: string, guard: Guard) {
+  constructor(
+    name: string,
+    binary: string,
+    args: string[],
+    logFile: string,
+    guard: Guard,
+    env: NodeJS.ProcessEnv = process.env,
+  ) {
     this.name = name;
     this.logFile = logFile;
     const log = openSync(logFile, 'a');
     try {
       // detached: a new session and process group, so the whole group can be killed at once.
-      this.child = spawn(binary, args, { detached: true, stdio: ['ignore', log, log] });
+      this.child = spawn(binary, args, { detached: true, stdio: ['ignore', log, log], env });
     } finally {
       closeSync(log);
     }
