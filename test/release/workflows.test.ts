@@ -191,8 +191,9 @@ describe('release.yml', () => {
   it('publishes both packages with provenance and public access, the runtime first', () => {
     const script = runs(publish);
     expect(script).toMatch(/npm publish "\$tarball" --provenance --access public/);
-    const runtime = script.indexOf('publish @kubesmith/runtime "packages/kubesmith-runtime-$version.tgz"');
-    const cli = script.indexOf('publish kubesmith "packages/kubesmith-$version.tgz"');
+    // The tarball paths start with ./ : npm takes `packages/x.tgz` for a GitHub repository (owner/repo).
+    const runtime = script.indexOf('publish @kubesmith/runtime "./packages/kubesmith-runtime-$version.tgz"');
+    const cli = script.indexOf('publish kubesmith "./packages/kubesmith-$version.tgz"');
     expect(runtime).toBeGreaterThan(0);
     expect(cli).toBeGreaterThan(runtime);
   });
