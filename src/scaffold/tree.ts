@@ -79,7 +79,10 @@ export class Tree {
       if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
     }
     if (previous && !previous.equals(bytes) && !this.force) {
-      this.conflicts.set(file, { content: bytes, reason: 'exists with other content; --force overwrites it' });
+      this.conflicts.set(file, {
+        content: bytes,
+        reason: 'exists with other content; --force overwrites it',
+      });
       return;
     }
     this.binaries.set(file, { bytes, previous });
@@ -136,7 +139,8 @@ export class Tree {
       entries.push({ action: 'unchanged', path: file, content, previous: content });
     }
     for (const [file, { bytes, previous }] of this.binaries) {
-      if (previous?.equals(bytes)) entries.push({ action: 'unchanged', path: file, content: bytes, previous });
+      if (previous?.equals(bytes))
+        entries.push({ action: 'unchanged', path: file, content: bytes, previous });
       else
         entries.push({
           action: previous ? 'overwrite' : 'create',
