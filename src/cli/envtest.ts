@@ -6,6 +6,7 @@ import type { CommandContext } from './main.js';
 interface EnvtestFlags {
   k8sVersion?: string;
   binDir?: string;
+  indexUrl?: string;
   print: 'path' | 'env';
 }
 
@@ -30,6 +31,10 @@ export function registerEnvtest(program: Command, contextFor: (command: Command)
       '--bin-dir <dir>',
       'cache directory; the binaries go to <dir>/<version> (default: $XDG_CACHE_HOME/kubesmith/envtest)',
     )
+    .option(
+      '--index-url <url>',
+      "envtest release index to download from: a URL or a path (default: $KUBESMITH_ENVTEST_INDEX_URL, else controller-tools' envtest-releases.yaml)",
+    )
     .addOption(
       new Option('--print <what>', 'print the directory (path) or a shell line (env)')
         .choices(['path', 'env'])
@@ -39,12 +44,15 @@ export function registerEnvtest(program: Command, contextFor: (command: Command)
       'after',
       `
 Looks in KUBEBUILDER_ASSETS first (binaries from setup-envtest work), then in the per-version cache,
-and otherwise builds the binaries from Go modules when go is on PATH (a few minutes, once).
+then downloads them from the envtest release index as setup-envtest does (SHA-512 checked, seconds),
+and otherwise builds them from Go modules when go is on PATH (1.36.x and 1.34.x; a few minutes, once).
 
 Examples:
   $ kubesmith envtest
   $ eval "$(kubesmith envtest --print env)"
-  $ kubesmith envtest --k8s-version 1.34.2 --bin-dir .envtest`,
+  $ kubesmith envtest --k8s-version 1.34.2 --bin-dir .envtest
+  $ kubesmith envtest --k8s-version 1.33.0 --index-url https://mirror.example.com/envtest-releases.yaml
+  $ KUBESMITH_ENVTEST_INDEX_URL=/srv/envtest/envtest-releases.yaml kubesmith envtest`,
     )
     .action(async (flags: EnvtestFlags, command: Command) => {
       const { out, cwd } = contextFor(command);
@@ -53,7 +61,10 @@ Examples:
       const result = await ensureEnvtestBinaries({
         version: flags.k8sVersion ?? DEFAULT_VERSION,
         ...(flags.binDir !== undefined ? { binDir: path.resolve(cwd, flags.binDir) } : {}),
+        ...(flags.indexUrl !== undefined ? { indexUrl: flags.indexUrl } : {}),
+        cwd,
         progress: (line) => out.info(line),
+        ...(out.interactive ? { transient: (line: string) => out.transient(line) } : {}),
         detail: (line) => out.debug(line),
       });
       out.debug(`envtest binaries from ${result.source}: ${result.dir}`);
