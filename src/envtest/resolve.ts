@@ -124,7 +124,7 @@ export async function ensureEnvtestBinaries(options: EnsureOptions = {}): Promis
     !release && downloadProblem.kind === 'missing'
       ? unknownVersion(version, downloadProblem.indexUrl, downloadProblem.nearby, supportedVersions())
       : noBinaries(version, entry, downloadProblem, {
-          goOnPath: go !== undefined,
+          buildable: release !== undefined,
           supported: supportedVersions(),
         });
   throw new KubesmithError(message, { hint });
