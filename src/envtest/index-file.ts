@@ -180,16 +180,7 @@ export function nearbyVersions(
   return found
     .sort((a, b) => a.distance - b.distance)
     .slice(0, count)
-    .map((f) => f.version)
-    .sort(compareVersions);
-}
-
-/** Newest first. */
-function compareVersions(a: string, b: string): number {
-  const pa = a.split('.').map(Number);
-  const pb = b.split('.').map(Number);
-  for (let i = 0; i < 3; i++) if ((pa[i] ?? 0) !== (pb[i] ?? 0)) return (pb[i] ?? 0) - (pa[i] ?? 0);
-  return 0;
+    .map((f) => f.version);
 }
 
 function isMap(value: unknown): value is Record<string, unknown> {
