@@ -11,7 +11,7 @@ beforeEach(async () => {
   vi.stubEnv('XDG_CACHE_HOME', path.join(tmp, 'cache'));
   vi.stubEnv('PATH', path.join(tmp, 'empty'));
   vi.stubEnv('KUBEBUILDER_ASSETS', '');
-  // No network in these tests: the download fails at once (download.test.ts covers it).
+  // No network in these tests: the download fails at once (download.integration.test.ts covers it).
   vi.stubEnv('KUBESMITH_ENVTEST_INDEX_URL', path.join(tmp, 'no-index.yaml'));
 });
 afterEach(async () => {

@@ -50,7 +50,7 @@ function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
     HOME: path.join(tmp, 'home'),
     XDG_CACHE_HOME: path.join(tmp, 'cache'),
     PATH: path.join(tmp, 'empty'),
-    // No network in these tests: the download fails at once (download.test.ts covers it).
+    // No network in these tests: the download fails at once (download.integration.test.ts covers it).
     KUBESMITH_ENVTEST_INDEX_URL: path.join(tmp, 'no-index.yaml'),
     ...extra,
   };
