@@ -6,6 +6,7 @@ import type { CommandContext } from './main.js';
 interface EnvtestFlags {
   k8sVersion?: string;
   binDir?: string;
+  indexUrl?: string;
   print: 'path' | 'env';
   withControllers?: boolean;
 }
@@ -35,6 +36,10 @@ export function registerEnvtest(program: Command, contextFor: (command: Command)
       '--with-controllers',
       'also provide kube-controller-manager, kube-scheduler and kwok, for startEnvtest({ controllers: true })',
     )
+    .option(
+      '--index-url <url>',
+      "envtest release index to download from: a URL or a path (default: $KUBESMITH_ENVTEST_INDEX_URL, else controller-tools' envtest-releases.yaml)",
+    )
     .addOption(
       new Option('--print <what>', 'print the directory (path) or a shell line (env)')
         .choices(['path', 'env'])
@@ -44,14 +49,18 @@ export function registerEnvtest(program: Command, contextFor: (command: Command)
       'after',
       `
 Looks in KUBEBUILDER_ASSETS first (binaries from setup-envtest work), then in the per-version cache,
-and otherwise builds the binaries from Go modules when go is on PATH (a few minutes, once).
---with-controllers adds the programs of envtest's cluster mode to the same directory (a few more minutes).
+then downloads them from the envtest release index as setup-envtest does (SHA-512 checked, seconds),
+and otherwise builds them from Go modules when go is on PATH (1.36.x and 1.34.x; a few minutes, once).
+--with-controllers adds the programs of envtest's cluster mode to the same directory: the release index
+has none of them, so they are built from Go modules (a few more minutes, once).
 
 Examples:
   $ kubesmith envtest
   $ eval "$(kubesmith envtest --print env)"
   $ kubesmith envtest --with-controllers
-  $ kubesmith envtest --k8s-version 1.34.2 --bin-dir .envtest`,
+  $ kubesmith envtest --k8s-version 1.34.2 --bin-dir .envtest
+  $ kubesmith envtest --k8s-version 1.33.0 --index-url https://mirror.example.com/envtest-releases.yaml
+  $ KUBESMITH_ENVTEST_INDEX_URL=/srv/envtest/envtest-releases.yaml kubesmith envtest`,
     )
     .action(async (flags: EnvtestFlags, command: Command) => {
       const { out, cwd } = contextFor(command);
@@ -61,7 +70,10 @@ Examples:
       const result = await ensure({
         version: flags.k8sVersion ?? DEFAULT_VERSION,
         ...(flags.binDir !== undefined ? { binDir: path.resolve(cwd, flags.binDir) } : {}),
+        ...(flags.indexUrl !== undefined ? { indexUrl: flags.indexUrl } : {}),
+        cwd,
         progress: (line) => out.info(line),
+        ...(out.interactive ? { transient: (line: string) => out.transient(line) } : {}),
         detail: (line) => out.debug(line),
       });
       out.debug(`envtest binaries from ${result.source}: ${result.dir}`);

@@ -23,6 +23,7 @@ export class Output {
   readonly color: boolean;
   private readonly stdout: NodeJS.WritableStream;
   private readonly stderr: NodeJS.WritableStream;
+  private transientShown = false;
 
   constructor(options: OutputOptions = {}) {
     this.json = options.json ?? false;
@@ -36,12 +37,25 @@ export class Output {
     return this.color ? styleText(style, text, { validateStream: false }) : text;
   }
 
+  /** Whether stderr is a terminal, where a status line can be redrawn in place (see transient()). */
+  get interactive(): boolean {
+    return (this.stderr as { isTTY?: boolean }).isTTY === true;
+  }
+
+  /** A status line that replaces the previous one, for terminals only; '' clears it. */
+  transient(message: string): void {
+    this.stderr.write(`\r\x1b[2K${message}`);
+    this.transientShown = message !== '';
+  }
+
   /** A progress or information line for people; on stderr so stdout stays parseable. */
   info(message: string): void {
+    this.clearTransient();
     this.stderr.write(`${message}\n`);
   }
 
   warn(message: string): void {
+    this.clearTransient();
     this.stderr.write(`${this.style('yellow', 'warning:')} ${message}\n`);
   }
 
@@ -50,8 +64,13 @@ export class Output {
   }
 
   error(message: string, hint?: string): void {
+    this.clearTransient();
     this.stderr.write(`${this.style('red', 'error:')} ${message}\n`);
     if (hint) this.stderr.write(`${this.style('dim', 'hint:')} ${hint}\n`);
+  }
+
+  private clearTransient(): void {
+    if (this.transientShown) this.transient('');
   }
 
   /** Human-readable result text, on stdout. Suppressed with --json. */

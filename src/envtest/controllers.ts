@@ -24,7 +24,7 @@ import {
   ensureEnvtestBinaries,
   findExecutable,
   missingBinaries,
-  removeAbandonedBuilds,
+  removeAbandonedStaging,
   type EnsureOptions,
   type EnsureResult,
 } from './resolve.js';
@@ -92,7 +92,7 @@ interface AddControllers {
 
 async function addControllers({ release, entry, go, env, progress, options }: AddControllers): Promise<void> {
   const root = path.dirname(entry);
-  await removeAbandonedBuilds(root);
+  await removeAbandonedStaging(root);
   // Named like resolve.ts's staging directories, so either command removes it once its process is gone.
   const staging = path.join(
     root,

@@ -12,17 +12,82 @@ export function unsupportedVersion(requested: string, supported: readonly string
   };
 }
 
-export function noBinaries(version: string, cacheDir: string): Message {
+/** What went wrong with the download, as resolve.ts hands it over. */
+export interface DownloadProblem {
+  message: string;
+  kind: 'unreachable' | 'invalid' | 'missing' | 'failed';
+}
+
+const INDEX_FLAG = '--index-url (or KUBESMITH_ENVTEST_INDEX_URL)';
+
+function downloadHint(kind: DownloadProblem['kind']): string {
+  switch (kind) {
+    case 'unreachable':
+      return `check the network, or point ${INDEX_FLAG} at a reachable copy of envtest-releases.yaml`;
+    case 'invalid':
+      return `point ${INDEX_FLAG} at a valid envtest-releases.yaml`;
+    case 'missing':
+      return 'pass --k8s-version with a version the index has';
+    case 'failed':
+      return `run again to retry the download, or point ${INDEX_FLAG} at another mirror`;
+  }
+}
+
+/** Neither the download nor the Go build can provide the binaries. */
+export function noBinaries(
+  version: string,
+  cacheDir: string,
+  download: DownloadProblem,
+  build: { buildable: boolean; supported: readonly string[] },
+): Message {
+  const why = build.buildable
+    ? 'Go is not on PATH to build them'
+    : `the Go build supports only ${build.supported.join(', ')}`;
+  const buildHint = !build.buildable
+    ? 'or pass a --k8s-version the Go build supports'
+    : 'or install Go (https://go.dev/dl/) and run again to build them from Go modules';
+  return {
+    message: `no envtest binaries for Kubernetes ${version} in ${cacheDir}: ${download.message}, and ${why}`,
+    hint:
+      `${downloadHint(download.kind)}; ${buildHint}; or point KUBEBUILDER_ASSETS at binaries from setup-envtest ` +
+      `(\`export KUBEBUILDER_ASSETS=$(setup-envtest use -p path ${version})\`)`,
+  };
+}
+
+/** The version is neither in the index nor buildable. */
+export function unknownVersion(
+  version: string,
+  indexUrl: string,
+  nearby: readonly string[],
+  supported: readonly string[],
+): Message {
+  const offered =
+    nearby.length > 0 ? `nearby versions in the index: ${nearby.join(', ')}` : 'the index offers none';
   return {
     message:
-      `no envtest binaries for Kubernetes ${version}: KUBEBUILDER_ASSETS is not set, ${cacheDir} ` +
-      `holds no complete set, and Go is not on PATH to build them`,
-    hint:
-      'install Go (https://go.dev/dl/) and run `kubesmith envtest` again to build etcd, kube-apiserver and ' +
-      'kubectl from Go modules, or point KUBEBUILDER_ASSETS at binaries from setup-envtest ' +
-      '(`export KUBEBUILDER_ASSETS=$(setup-envtest use -p path ' +
-      version +
-      ')`)',
+      `Kubernetes ${version} is not in the envtest release index ${indexUrl} (${offered}) ` +
+      `and the Go build supports only ${supported.join(', ')}`,
+    hint: `pass --k8s-version with one of those versions, e.g. --k8s-version ${nearby[0] ?? '1.36.3'}`,
+  };
+}
+
+/** The download failed but Go can build the binaries: one line, then the build starts. */
+export function downloadFallsBack(reason: string): string {
+  return `no download: ${reason}; building from Go modules instead`;
+}
+
+export function malformedVersion(requested: string): Message {
+  return {
+    message: `"${requested}" is not a Kubernetes version`,
+    hint: 'pass --k8s-version X.Y.Z, e.g. --k8s-version 1.36.3',
+  };
+}
+
+/** A cache entry exists but lacks binaries: it was not made by kubesmith (entries appear whole), so keep it. */
+export function incompleteCacheEntry(dir: string, missing: readonly string[]): Message {
+  return {
+    message: `the envtest cache entry ${dir} is incomplete: ${missing.join(', ')} missing or not executable`,
+    hint: `remove it (rm -rf '${dir}') and run again, or pass --bin-dir with another cache directory`,
   };
 }
 

@@ -3,22 +3,42 @@
  * 1. `KUBEBUILDER_ASSETS`, when it holds all three (same variable and names as Go's envtest);
  * 2. the per-version cache, `<cache root>/<version>`; the root is `--bin-dir`, else
  *    `$XDG_CACHE_HOME/kubesmith/envtest`, else `~/.cache/kubesmith/envtest`;
- * 3. a build from Go modules when `go` is on PATH, into that cache;
- * 4. otherwise one error saying how to get them.
+ * 3. a download from the envtest release index (download.ts), into that cache;
+ * 4. a build from Go modules when `go` is on PATH and the version is one it supports, into that cache;
+ * 5. otherwise one error naming both ways and how to fix them.
  *
- * A cache entry is complete by construction: a build goes into a temporary directory beside the entry, each
- * binary is run once (`--version`), and only then is the directory renamed into place (one atomic rename).
+ * A cache entry is complete by construction: a download or a build goes into a staging directory beside the
+ * entry, each binary is run once (`--version`), and only then is the directory renamed into place (one
+ * atomic rename). fillCacheEntry() is that mechanism, for both.
  */
 import { execFile } from 'node:child_process';
 import { constants, rmSync } from 'node:fs';
-import { access, mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { access, mkdir, readdir, rename, rm, rmdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { KubesmithError } from '../errors.js';
 import { buildFromGoModules, type BuildRequest } from './build.js';
-import { buildFailed, incompleteAssets, noBinaries } from './messages.js';
-import { BINARIES, resolveRelease, type K8sRelease } from './versions.js';
+import { downloadArchive, DownloadError, locateArchive, type DownloadContext } from './download.js';
+import type { FetchOptions } from './http.js';
+import { indexLocation, IndexError } from './index-file.js';
+import {
+  buildFailed,
+  downloadFallsBack,
+  incompleteAssets,
+  incompleteCacheEntry,
+  malformedVersion,
+  noBinaries,
+  unknownVersion,
+} from './messages.js';
+import {
+  BINARIES,
+  buildableRelease,
+  DEFAULT_K8S_VERSION,
+  normalizeVersion,
+  supportedVersions,
+  type K8sRelease,
+} from './versions.js';
 
 export interface EnsureOptions {
   /** Kubernetes version, `X.Y.Z`. Default: DEFAULT_K8S_VERSION. */
@@ -33,9 +53,20 @@ export interface EnsureOptions {
   detail?: (line: string) => void;
   /** Test seam: builds the binaries into an empty directory. Default: buildFromGoModules. */
   build?: (request: BuildRequest) => Promise<void>;
+  /**
+   * The envtest release index: a URL (`https:`, `http:`, `file:`) or a path, relative to `cwd`.
+   * Default: $KUBESMITH_ENVTEST_INDEX_URL, else controller-tools' envtest-releases.yaml.
+   */
+  indexUrl?: string;
+  /** Resolves a relative index path. Default: process.cwd(). */
+  cwd?: string;
+  /** On a terminal: a download status line that replaces the previous one ('' clears it). Default: none. */
+  transient?: (line: string) => void;
+  /** Test seam: timeouts and retries of each request of the download. Default: http.ts's. */
+  fetch?: Omit<FetchOptions, 'maxBytes'>;
 }
 
-export type BinarySource = 'KUBEBUILDER_ASSETS' | 'cache' | 'build';
+export type BinarySource = 'KUBEBUILDER_ASSETS' | 'cache' | 'download' | 'build';
 
 export interface EnsureResult {
   /** The directory holding etcd, kube-apiserver and kubectl: the value for KUBEBUILDER_ASSETS. */
@@ -55,28 +86,92 @@ export function defaultCacheRoot(env: NodeJS.ProcessEnv = process.env): string {
 export async function ensureEnvtestBinaries(options: EnsureOptions = {}): Promise<EnsureResult> {
   const env = options.env ?? process.env;
   const progress = options.progress ?? (() => {});
-  const release = resolveRelease(options.version);
+  const requested = options.version ?? DEFAULT_K8S_VERSION;
+  const version = normalizeVersion(requested);
+  if (!version) {
+    const { message, hint } = malformedVersion(requested);
+    throw new KubesmithError(message, { hint });
+  }
 
   const assets = env['KUBEBUILDER_ASSETS'];
   if (assets) {
     const missing = await missingBinaries(assets);
-    if (missing.length === 0)
-      return { dir: path.resolve(assets), source: 'KUBEBUILDER_ASSETS', version: release.version };
+    if (missing.length === 0) return { dir: path.resolve(assets), source: 'KUBEBUILDER_ASSETS', version };
     progress(incompleteAssets(assets, missing));
   }
 
   const root = path.resolve(options.binDir ?? defaultCacheRoot(env));
-  const entry = path.join(root, release.version);
-  if ((await missingBinaries(entry)).length === 0)
-    return { dir: entry, source: 'cache', version: release.version };
-
-  const go = await findExecutable('go', env);
-  if (!go) {
-    const { message, hint } = noBinaries(release.version, entry);
+  const entry = path.join(root, version);
+  const missing = await missingBinaries(entry);
+  if (missing.length === 0) return { dir: entry, source: 'cache', version };
+  // Entries appear whole (one rename), so a partial one was made or changed by hand: say so, touch nothing.
+  if (await exists(entry)) {
+    const { message, hint } = incompleteCacheEntry(entry, missing);
     throw new KubesmithError(message, { hint });
   }
-  await buildIntoCache({ release, root, entry, go, env, progress, options });
-  return { dir: entry, source: 'build', version: release.version };
+
+  const downloadProblem = await downloadIntoCache(version, root, entry, options, env, progress);
+  if (!downloadProblem) return { dir: entry, source: 'download', version };
+
+  const release = buildableRelease(version);
+  const go = await findExecutable('go', env);
+  if (release && go) {
+    progress(downloadFallsBack(downloadProblem.message));
+    await buildIntoCache({ release, root, entry, go, env, progress, options });
+    return { dir: entry, source: 'build', version };
+  }
+  const { message, hint } =
+    !release && downloadProblem.kind === 'missing'
+      ? unknownVersion(version, downloadProblem.indexUrl, downloadProblem.nearby, supportedVersions())
+      : noBinaries(version, entry, downloadProblem, {
+          buildable: release !== undefined,
+          supported: supportedVersions(),
+        });
+  throw new KubesmithError(message, { hint });
+}
+
+/** Why the download did not provide the binaries; undefined when it did. */
+type DownloadOutcome =
+  (Pick<DownloadError, 'message' | 'kind' | 'nearby'> & { indexUrl: string }) | undefined;
+
+async function downloadIntoCache(
+  version: string,
+  root: string,
+  entry: string,
+  options: EnsureOptions,
+  env: NodeJS.ProcessEnv,
+  progress: (line: string) => void,
+): Promise<DownloadOutcome> {
+  let indexUrl: URL;
+  try {
+    indexUrl = indexLocation(options.indexUrl, env, options.cwd);
+  } catch (error) {
+    if (error instanceof IndexError)
+      return { message: error.message, kind: 'invalid', nearby: [], indexUrl: '' };
+    throw error;
+  }
+  const context: DownloadContext = {
+    version,
+    indexUrl,
+    progress,
+    ...(options.transient ? { transient: options.transient } : {}),
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  };
+  const started = Date.now();
+  try {
+    const archive = await locateArchive(context);
+    await fillCacheEntry(root, entry, `.download-${version}`, async (staging) => {
+      await downloadArchive(archive, staging, context);
+      const problem = await verifyBinaries(staging, { version });
+      if (problem) throw new DownloadError(`the downloaded ${problem}`, 'failed');
+    });
+  } catch (error) {
+    if (error instanceof DownloadError)
+      return { message: error.message, kind: error.kind, nearby: error.nearby, indexUrl: indexUrl.href };
+    throw error;
+  }
+  progress(`downloaded and verified in ${Math.round((Date.now() - started) / 1000)} s: ${entry}`);
+  return undefined;
 }
 
 interface BuildIntoCache {
@@ -98,19 +193,8 @@ async function buildIntoCache({
   progress,
   options,
 }: BuildIntoCache): Promise<void> {
-  await mkdir(root, { recursive: true });
-  await removeAbandonedBuilds(root);
-  // The pid in the name lets a later run tell an abandoned build (its process is gone) from a running one.
-  const staging = path.join(root, `.build-${release.version}-${process.pid}-${Date.now().toString(36)}`);
-  await mkdir(staging);
-  // A build interrupted by Ctrl-C still removes its staging directory, then dies of the signal as it would have.
-  const onSignal = (signal: NodeJS.Signals): void => {
-    rmSync(staging, { recursive: true, force: true, maxRetries: 3 });
-    process.kill(process.pid, signal);
-  };
-  process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
   const started = Date.now();
-  try {
+  await fillCacheEntry(root, entry, `.build-${release.version}`, async (staging) => {
     const build = options.build ?? buildFromGoModules;
     await build({
       release,
@@ -120,51 +204,101 @@ async function buildIntoCache({
       progress,
       ...(options.detail ? { detail: options.detail } : {}),
     });
-    await verifyBinaries(staging, release);
+    const problem = await verifyBinaries(staging, { version: release.version, etcd: release.etcd });
+    if (problem) {
+      const [name = '', detail = ''] = problem.split(/: (.*)/s);
+      const { message, hint } = buildFailed(`verifying ${name}`, detail);
+      throw new KubesmithError(message, { hint });
+    }
+  });
+  progress(`built in ${Math.round((Date.now() - started) / 1000)} s: ${entry}`);
+}
+
+/**
+ * Makes the cache entry `entry` (in `root`) from what `fill` puts into an empty staging directory beside it,
+ * `<root>/<prefix>-<pid>-<time>`, with one atomic rename once `fill` (which verifies) succeeds. Whatever
+ * happens, including Ctrl-C, the staging directory is removed, as are the directories this call created for
+ * the cache root, so a failure leaves the cache as it was. A process killed outright leaves its staging
+ * directory behind; the next call removes those whose process is gone.
+ */
+async function fillCacheEntry(
+  root: string,
+  entry: string,
+  prefix: string,
+  fill: (staging: string) => Promise<void>,
+): Promise<void> {
+  const created = await mkdir(root, { recursive: true });
+  await removeAbandonedStaging(root);
+  // The pid in the name lets a later run tell an abandoned staging directory (its process is gone) from a live one.
+  const staging = path.join(root, `${prefix}-${process.pid}-${Date.now().toString(36)}`);
+  await mkdir(staging);
+  // Interrupted by Ctrl-C: remove the staging directory, then die of the signal as the process would have.
+  const onSignal = (signal: NodeJS.Signals): void => {
+    rmSync(staging, { recursive: true, force: true, maxRetries: 3 });
+    process.kill(process.pid, signal);
+  };
+  process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
+  let done = false;
+  try {
+    await fill(staging);
     try {
       await rename(staging, entry);
     } catch (error) {
       // Another run finished the same version first: keep its entry when complete.
       if ((await missingBinaries(entry)).length > 0) throw error;
     }
-    progress(`built in ${Math.round((Date.now() - started) / 1000)} s: ${entry}`);
+    done = true;
   } finally {
     process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
     await rm(staging, { recursive: true, force: true });
+    if (!done && created) await removeEmptyDirs(root, created);
   }
 }
 
-/** Runs each binary once and checks it reports the version it was built for. */
-async function verifyBinaries(dir: string, release: K8sRelease): Promise<void> {
-  const checks: { name: string; args: string[]; expect: string }[] = [
-    { name: 'etcd', args: ['--version'], expect: release.etcd },
-    { name: 'kube-apiserver', args: ['--version'], expect: `v${release.version}` },
-    { name: 'kubectl', args: ['version', '--client'], expect: `v${release.version}` },
+/** Removes `dir` and its parents up to `top` (inclusive) while they are empty. */
+async function removeEmptyDirs(dir: string, top: string): Promise<void> {
+  for (let current = dir; current.startsWith(top); current = path.dirname(current)) {
+    try {
+      await rmdir(current);
+    } catch {
+      return;
+    }
+    if (current === top) return;
+  }
+}
+
+/**
+ * Runs each binary once; kube-apiserver and kubectl must report `v<version>`, etcd `etcd` (when given) or at
+ * least some etcd version. Returns what is wrong as `<binary>: <problem>`, or undefined.
+ */
+async function verifyBinaries(
+  dir: string,
+  expect: { version: string; etcd?: string },
+): Promise<string | undefined> {
+  const checks: { name: string; args: string[]; expect: RegExp | string }[] = [
+    { name: 'etcd', args: ['--version'], expect: expect.etcd ?? /etcd Version: \d/ },
+    { name: 'kube-apiserver', args: ['--version'], expect: `v${expect.version}` },
+    { name: 'kubectl', args: ['version', '--client'], expect: `v${expect.version}` },
   ];
   for (const check of checks) {
-    const binary = path.join(dir, check.name);
     let output: string;
     try {
-      const result = await promisify(execFile)(binary, check.args, { timeout: 30_000 });
+      const result = await promisify(execFile)(path.join(dir, check.name), check.args, { timeout: 30_000 });
       output = result.stdout + result.stderr;
     } catch (error) {
-      const { message, hint } = buildFailed(`verifying ${check.name}`, (error as Error).message);
-      throw new KubesmithError(message, { hint });
+      return `${check.name}: ${(error as Error).message.split('\n')[0]}`;
     }
-    if (!output.includes(check.expect)) {
-      const { message, hint } = buildFailed(
-        `verifying ${check.name}`,
-        `\`${check.name} ${check.args.join(' ')}\` printed "${output.trim()}", expected ${check.expect}`,
-      );
-      throw new KubesmithError(message, { hint });
-    }
+    const ok = typeof check.expect === 'string' ? output.includes(check.expect) : check.expect.test(output);
+    if (!ok)
+      return `${check.name}: \`${check.name} ${check.args.join(' ')}\` printed "${output.trim()}", expected ${check.expect}`;
   }
+  return undefined;
 }
 
-/** Staging directories of builds whose process no longer runs (killed with SIGKILL, machine restarted). */
-export async function removeAbandonedBuilds(root: string): Promise<void> {
+/** Staging directories whose process no longer runs (killed with SIGKILL, machine restarted). */
+export async function removeAbandonedStaging(root: string): Promise<void> {
   for (const name of await readdir(root)) {
-    const pid = /^\.build-.+-(\d+)-[0-9a-z]+$/.exec(name)?.[1];
+    const pid = /^\.(?:build|download)-.+-(\d+)-[0-9a-z]+$/.exec(name)?.[1];
     if (pid && !isRunning(Number(pid))) await rm(path.join(root, name), { recursive: true, force: true });
   }
 }
@@ -175,6 +309,15 @@ function isRunning(pid: number): boolean {
     return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await access(file);
+    return true;
+  } catch {
+    return false;
   }
 }
 

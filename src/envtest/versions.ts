@@ -1,6 +1,7 @@
 /**
- * The Kubernetes versions `kubesmith envtest` can provide, and the etcd release each one is tested with.
- * Only versions verified end to end on a kube-apiserver built from Go modules are listed (KUBERNETES.md).
+ * The Kubernetes versions `kubesmith envtest` can build from Go modules, and the etcd release each one is
+ * built with. Only versions verified end to end on a kube-apiserver built from Go modules are listed
+ * (KUBERNETES.md). Downloads are not limited to these: any version in the envtest release index will do.
  */
 import { KubesmithError } from '../errors.js';
 import { unsupportedVersion } from './messages.js';
@@ -29,12 +30,25 @@ export interface K8sRelease {
 
 /** Parses `1.36.3` or `v1.36.3`; throws a KubesmithError listing the supported versions otherwise. */
 export function resolveRelease(requested: string = DEFAULT_K8S_VERSION): K8sRelease {
-  const match = /^v?(\d+)\.(\d+)\.(\d+)$/.exec(requested.trim());
-  const release = match ? RELEASES[`${match[1]}.${match[2]}`] : undefined;
-  if (!match || !release) {
+  const release = buildableRelease(requested);
+  if (!release) {
     const { message, hint } = unsupportedVersion(requested, supportedVersions());
     throw new KubesmithError(message, { hint });
   }
+  return release;
+}
+
+/** `1.36.3` for `1.36.3` or `v1.36.3`; undefined when it is not such a version. */
+export function normalizeVersion(requested: string): string | undefined {
+  const match = /^v?(\d+\.\d+\.\d+)$/.exec(requested.trim());
+  return match?.[1];
+}
+
+/** The release the Go build can make for `requested`, or undefined when its minor version is not supported. */
+export function buildableRelease(requested: string): K8sRelease | undefined {
+  const match = /^v?(\d+)\.(\d+)\.(\d+)$/.exec(requested.trim());
+  const release = match ? RELEASES[`${match[1]}.${match[2]}`] : undefined;
+  if (!match || !release) return undefined;
   return {
     version: `${match[1]}.${match[2]}.${match[3]}`,
     major: Number(match[1]),

@@ -11,6 +11,8 @@ beforeEach(async () => {
   vi.stubEnv('XDG_CACHE_HOME', path.join(tmp, 'cache'));
   vi.stubEnv('PATH', path.join(tmp, 'empty'));
   vi.stubEnv('KUBEBUILDER_ASSETS', '');
+  // No network in these tests: the download fails at once (download.integration.test.ts covers it).
+  vi.stubEnv('KUBESMITH_ENVTEST_INDEX_URL', path.join(tmp, 'no-index.yaml'));
 });
 afterEach(async () => {
   vi.unstubAllEnvs();
@@ -58,14 +60,17 @@ describe('kubesmith envtest', () => {
     const result = await run(tmp, 'envtest');
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toMatch(/^error: no envtest binaries for Kubernetes 1\.36\.3: /);
-    expect(result.stderr).toMatch(/\nhint: install Go .* KUBEBUILDER_ASSETS/);
+    expect(result.stderr).toMatch(
+      /^error: no envtest binaries for Kubernetes 1\.36\.3 in .*: cannot read the envtest release index .*, and Go is not on PATH to build them\n/,
+    );
+    expect(result.stderr).toMatch(/\nhint: check the network, .* install Go .* KUBEBUILDER_ASSETS/);
+    expect(result.stderr.split('\n')).toHaveLength(3);
   });
 
   it('exits 1 for an unsupported version and 2 for a malformed one', async () => {
     const unsupported = await run(tmp, 'envtest', '--k8s-version', '1.20.0');
     expect(unsupported.code).toBe(1);
-    expect(unsupported.stderr).toContain('supported: 1.36.x');
+    expect(unsupported.stderr).toContain('and the Go build supports only 1.36.x');
     expect((await run(tmp, 'envtest', '--k8s-version', 'latest')).code).toBe(2);
     expect((await run(tmp, 'envtest', '--print', 'yaml')).code).toBe(2);
   });

@@ -50,6 +50,8 @@ function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
     HOME: path.join(tmp, 'home'),
     XDG_CACHE_HOME: path.join(tmp, 'cache'),
     PATH: path.join(tmp, 'empty'),
+    // No network in these tests: the download fails at once (download.integration.test.ts covers it).
+    KUBESMITH_ENVTEST_INDEX_URL: path.join(tmp, 'no-index.yaml'),
     ...extra,
   };
 }
@@ -101,8 +103,10 @@ describe('ensureEnvtestBinaries: where the binaries come from', () => {
     const error = await ensureEnvtestBinaries({ env: env() }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(KubesmithError);
     const { message, hint, exitCode } = error as KubesmithError;
-    expect(message).toContain('no envtest binaries for Kubernetes 1.36.3');
-    expect(message).toContain(cacheEntry());
+    expect(message).toBe(
+      `no envtest binaries for Kubernetes 1.36.3 in ${cacheEntry()}: cannot read the envtest release index ` +
+        `file://${tmp}/no-index.yaml: ${tmp}/no-index.yaml does not exist, and Go is not on PATH to build them`,
+    );
     expect(hint).toContain('install Go');
     expect(hint).toContain('KUBEBUILDER_ASSETS');
     expect(hint).toContain('setup-envtest');
@@ -118,8 +122,13 @@ describe('ensureEnvtestBinaries: where the binaries come from', () => {
       expect(request.release).toMatchObject({ version: '1.36.3', etcd: '3.6.16' });
       await fakeBinaries(request.outDir);
     });
-    const result = await ensureEnvtestBinaries({ env: env({ PATH: await pathWithGo() }), build });
+    const progress = vi.fn();
+    const result = await ensureEnvtestBinaries({ env: env({ PATH: await pathWithGo() }), build, progress });
     expect(result).toEqual({ dir: cacheEntry(), source: 'build', version: '1.36.3' });
+    expect(progress).toHaveBeenCalledWith(
+      `no download: cannot read the envtest release index file://${tmp}/no-index.yaml: ` +
+        `${tmp}/no-index.yaml does not exist; building from Go modules instead`,
+    );
     expect(build).toHaveBeenCalledOnce();
     expect((await readdir(path.dirname(cacheEntry()))).sort()).toEqual(['1.36.3']);
     // Second run: the cache answers.
@@ -136,7 +145,8 @@ describe('ensureEnvtestBinaries: where the binaries come from', () => {
     await expect(ensureEnvtestBinaries({ env: env({ PATH: await pathWithGo() }), build })).rejects.toThrow(
       /network/,
     );
-    expect(await readdir(path.dirname(cacheEntry()))).toEqual([]);
+    // The directories this run created for the cache are gone too.
+    expect(existsSync(path.join(tmp, 'cache'))).toBe(false);
   });
 
   it('rejects a build whose binaries do not report the version asked for', async () => {
@@ -146,7 +156,7 @@ describe('ensureEnvtestBinaries: where the binaries come from', () => {
       (e: unknown) => e,
     )) as KubesmithError;
     expect(error.message).toMatch(/verifying kube-apiserver: .*expected v1\.36\.3/);
-    expect(await readdir(path.dirname(cacheEntry()))).toEqual([]);
+    expect(existsSync(path.join(tmp, 'cache'))).toBe(false);
   });
 
   it('removes the staging directory of an abandoned build (its process is gone)', async () => {

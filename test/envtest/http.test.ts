@@ -1,0 +1,103 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { FetchError, fetchUrl } from '../../src/envtest/http.js';
+
+/** What the server answers, in turn, per path; the last answer repeats. */
+let script: Record<string, ((response: http.ServerResponse) => void)[]> = {};
+const hits: Record<string, number> = {};
+let server: http.Server;
+let base: string;
+
+beforeAll(async () => {
+  server = http.createServer((request, response) => {
+    const url = request.url ?? '/';
+    const n = (hits[url] = (hits[url] ?? 0) + 1);
+    const answers = script[url] ?? [(r: http.ServerResponse) => r.writeHead(404).end()];
+    answers[Math.min(n, answers.length) - 1]?.(response);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+beforeEach(() => {
+  script = {};
+  for (const key of Object.keys(hits)) delete hits[key];
+});
+
+const ok = (body: string) => (r: http.ServerResponse) => r.writeHead(200).end(body);
+const status = (code: number) => (r: http.ServerResponse) => r.writeHead(code).end();
+
+async function text(url: string, maxBytes = 1024, retries?: number): Promise<string> {
+  const { body } = await fetchUrl(new URL(url), { maxBytes, ...(retries !== undefined ? { retries } : {}) });
+  let all = '';
+  for await (const chunk of body) all += chunk.toString();
+  return all;
+}
+
+describe('fetchUrl', () => {
+  it('retries 5xx and 429 with backoff, up to the cap, and then reports the last answer', async () => {
+    script['/flaky'] = [status(503), status(429), ok('index')];
+    const started = Date.now();
+    expect(await text(`${base}/flaky`)).toBe('index');
+    expect(hits['/flaky']).toBe(3);
+    // Two pauses of 0.25-0.5 s and 0.5-1 s (jittered).
+    expect(Date.now() - started).toBeGreaterThanOrEqual(700);
+
+    script['/down'] = [status(502)];
+    const error = await text(`${base}/down`, 1024, 1).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(FetchError);
+    expect((error as FetchError).message).toBe(`${base}/down answered 502 Bad Gateway`);
+    expect(hits['/down']).toBe(2);
+  });
+
+  it('does not retry a 404 or a refused connection', async () => {
+    await expect(text(`${base}/missing`)).rejects.toThrow(`${base}/missing answered 404 Not Found`);
+    expect(hits['/missing']).toBe(1);
+    const closed = http.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const started = Date.now();
+    await expect(text(`http://127.0.0.1:${port}/x`)).rejects.toThrow(
+      `127.0.0.1:${port} refused the connection`,
+    );
+    expect(Date.now() - started).toBeLessThan(200);
+  });
+
+  it('follows redirects, relative ones too, up to five', async () => {
+    script['/a'] = [(r) => r.writeHead(302, { location: '/b' }).end()];
+    script['/b'] = [(r) => r.writeHead(301, { location: `${base}/c` }).end()];
+    script['/c'] = [ok('there')];
+    expect(await text(`${base}/a`)).toBe('there');
+    script['/loop'] = [(r) => r.writeHead(302, { location: '/loop' }).end()];
+    await expect(text(`${base}/loop`)).rejects.toThrow(`more than 5 redirects from ${base}/loop`);
+    expect(hits['/loop']).toBe(6);
+  });
+
+  it('bounds the size: by Content-Length before reading, and while reading a body without one', async () => {
+    script['/big'] = [(r) => r.writeHead(200, { 'content-length': 2000 }).end('x'.repeat(2000))];
+    await expect(text(`${base}/big`)).rejects.toThrow(
+      `${base}/big has 2000 bytes, more than the 1024 allowed`,
+    );
+    script['/chunked'] = [
+      (r) => {
+        r.writeHead(200);
+        for (let i = 0; i < 20; i++) r.write('x'.repeat(100));
+        r.end();
+      },
+    ];
+    await expect(text(`${base}/chunked`)).rejects.toThrow(
+      `${base}/chunked sends more than the 1024 bytes allowed`,
+    );
+  });
+
+  it('refuses schemes other than http, https and file', async () => {
+    await expect(text('ftp://example.com/index.yaml')).rejects.toThrow(
+      'unsupported URL scheme ftp: in ftp://example.com/index.yaml (use https:, http: or file:)',
+    );
+  });
+});
