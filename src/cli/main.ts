@@ -10,6 +10,7 @@ import { registerInit } from './init.js';
 import { registerCreate } from './create.js';
 import { registerManifests } from './manifests.js';
 import { registerEnvtest } from './envtest.js';
+import { registerBuildInstaller } from './build-installer.js';
 
 /** Options every command accepts. */
 export interface GlobalOptions {
@@ -90,6 +91,7 @@ Examples:
   registerCreate(program, contextFor);
   registerManifests(program, contextFor);
   registerEnvtest(program, contextFor);
+  registerBuildInstaller(program, contextFor);
   program
     .command('version')
     .description('print the kubesmith version')

@@ -21,6 +21,7 @@ describe('the kubesmith command', () => {
     [['create', 'api']],
     [['manifests']],
     [['envtest']],
+    [['build-installer']],
     [['version']],
   ])('%j --help has examples', async (args) => {
     const dir = await tempDir();

@@ -1,0 +1,61 @@
+/**
+ * `dist/install.yaml`: config/default rendered by a real kustomize (`kubectl kustomize`) with the manager's
+ * image set, as kubebuilder's `make build-installer`. kubebuilder edits config/manager/kustomization.yaml
+ * (`kustomize edit set image`); this renders a throw-away overlay instead, so the user's files stay as they
+ * are.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { KubesmithError } from '../errors.js';
+import type { ImageReference } from './image.js';
+
+/** The image name config/manager/kustomization.yaml gives the manager container. */
+export const MANAGER_IMAGE = 'controller';
+/** kubectl kustomize of a project takes well under a second; a hung one must not hang CI. */
+const KUSTOMIZE_TIMEOUT_MS = 120_000;
+const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
+
+export async function renderInstaller(root: string, kubectl: string, image: ImageReference): Promise<string> {
+  // Inside the project, so that kustomize's load restrictions allow ../config/default.
+  const overlay = await mkdtemp(path.join(root, '.kubesmith-installer-'));
+  try {
+    const images = [
+      `- name: ${MANAGER_IMAGE}`,
+      `  newName: ${image.name}`,
+      ...(image.tag ? [`  newTag: ${JSON.stringify(image.tag)}`] : []),
+      ...(image.digest ? [`  digest: ${image.digest}`] : []),
+    ];
+    await writeFile(
+      path.join(overlay, 'kustomization.yaml'),
+      [
+        'apiVersion: kustomize.config.k8s.io/v1beta1',
+        'kind: Kustomization',
+        'resources:',
+        '- ../config/default',
+        'images:',
+        ...images,
+        '',
+      ].join('\n'),
+    );
+    const { execa } = await import('execa');
+    const result = await execa(kubectl, ['kustomize', overlay], {
+      reject: false,
+      stdin: 'ignore',
+      timeout: KUSTOMIZE_TIMEOUT_MS,
+      maxBuffer: MAX_OUTPUT_BYTES,
+    });
+    if (result.exitCode !== 0) {
+      const reason = String(result.stderr || result.message)
+        .trim()
+        .split('\n')
+        .slice(0, 5)
+        .join('\n');
+      throw new KubesmithError(`kubectl kustomize config/default failed: ${reason}`, {
+        hint: 'fix config/ (kubectl kustomize config/default shows the same error); nothing was written',
+      });
+    }
+    return String(result.stdout);
+  } finally {
+    await rm(overlay, { recursive: true, force: true });
+  }
+}
