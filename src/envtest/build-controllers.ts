@@ -6,7 +6,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { goToolchain, kubernetesModule, runGo, type BuildRequest } from './build.js';
+import { buildKubernetesCommands, goToolchain, kubernetesModule, runGo, type BuildRequest } from './build.js';
 
 /** The programs cluster mode adds to etcd, kube-apiserver and kubectl. */
 export const CONTROLLER_BINARIES = ['kube-controller-manager', 'kube-scheduler', 'kwok'] as const;
@@ -28,21 +28,7 @@ export async function buildControllersFromGoModules(request: BuildRequest): Prom
     );
     const k8s = await kubernetesModule(request, work, toolchain);
     progress(`building kube-controller-manager and kube-scheduler v${release.version}`);
-    await runGo(
-      request,
-      k8s.dir,
-      [
-        'build',
-        '-trimpath',
-        '-ldflags',
-        k8s.ldflags,
-        '-o',
-        request.outDir + path.sep,
-        'k8s.io/kubernetes/cmd/kube-controller-manager',
-        'k8s.io/kubernetes/cmd/kube-scheduler',
-      ],
-      'building kube-controller-manager and kube-scheduler',
-    );
+    await buildKubernetesCommands(request, k8s, ['kube-controller-manager', 'kube-scheduler']);
 
     const kwokDir = path.join(work, 'kwok');
     await mkdir(kwokDir);

@@ -40,21 +40,7 @@ export async function buildFromGoModules(request: BuildRequest): Promise<void> {
     progress(
       `building kube-apiserver and kubectl v${release.version} (the longest step: a few minutes on a cold cache)`,
     );
-    await runGo(
-      request,
-      k8s.dir,
-      [
-        'build',
-        '-trimpath',
-        '-ldflags',
-        k8s.ldflags,
-        '-o',
-        request.outDir + path.sep,
-        'k8s.io/kubernetes/cmd/kube-apiserver',
-        'k8s.io/kubernetes/cmd/kubectl',
-      ],
-      'building kube-apiserver and kubectl',
-    );
+    await buildKubernetesCommands(request, k8s, ['kube-apiserver', 'kubectl']);
 
     const etcdDir = path.join(work, 'etcd');
     await mkdir(etcdDir);
@@ -157,6 +143,28 @@ export async function kubernetesModule(
     ...stamp('k8s.io/client-go/pkg/version'),
   ];
   return { dir, ldflags: ldflags.join(' ') };
+}
+
+/** Builds `k8s.io/kubernetes/cmd/<name>` of the consumer module, for each name, into `request.outDir`. */
+export async function buildKubernetesCommands(
+  request: BuildRequest,
+  k8s: { dir: string; ldflags: string },
+  names: string[],
+): Promise<void> {
+  await runGo(
+    request,
+    k8s.dir,
+    [
+      'build',
+      '-trimpath',
+      '-ldflags',
+      k8s.ldflags,
+      '-o',
+      request.outDir + path.sep,
+      ...names.map((name) => `k8s.io/kubernetes/cmd/${name}`),
+    ],
+    `building ${names.join(' and ')}`,
+  );
 }
 
 /** The module paths that a k8s.io/kubernetes go.mod replaces with `./staging/...` directories. */

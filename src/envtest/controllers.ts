@@ -12,8 +12,8 @@
  * partial set that the next run completes.
  */
 import { execFile } from 'node:child_process';
-import { constants, rmSync } from 'node:fs';
-import { access, mkdir, rename, rm } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { KubesmithError } from '../errors.js';
@@ -24,7 +24,7 @@ import {
   ensureEnvtestBinaries,
   findExecutable,
   missingBinaries,
-  removeAbandonedStaging,
+  withStagingDirectory,
   type EnsureOptions,
   type EnsureResult,
 } from './resolve.js';
@@ -91,45 +91,34 @@ interface AddControllers {
 }
 
 async function addControllers({ release, entry, go, env, progress, options }: AddControllers): Promise<void> {
-  const root = path.dirname(entry);
-  await removeAbandonedStaging(root);
-  // Named like resolve.ts's staging directories, so either command removes it once its process is gone.
-  const staging = path.join(
-    root,
-    `.build-${release.version}-controllers-${process.pid}-${Date.now().toString(36)}`,
-  );
-  await mkdir(staging);
-  const onSignal = (signal: NodeJS.Signals): void => {
-    rmSync(staging, { recursive: true, force: true, maxRetries: 3 });
-    process.kill(process.pid, signal);
-  };
-  process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
   const started = Date.now();
-  try {
-    const build = options.buildControllers ?? buildControllersFromGoModules;
-    await build({
-      release,
-      outDir: staging,
-      go,
-      env,
-      progress,
-      ...(options.detail ? { detail: options.detail } : {}),
-    });
-    await verifyControllers(staging, release);
-    // kwok last: a reader that sees it sees the other two (the check wants all three anyway).
-    for (const name of CONTROLLER_BINARIES) {
-      try {
-        await rename(path.join(staging, name), path.join(entry, name));
-      } catch (error) {
-        const { message, hint } = buildFailed(`adding ${name} to ${entry}`, (error as Error).message);
-        throw new KubesmithError(message, { hint });
+  // Named like resolve.ts's staging directories, so either command removes it once its process is gone.
+  await withStagingDirectory(
+    path.dirname(entry),
+    `.build-${release.version}-controllers`,
+    async (staging) => {
+      const build = options.buildControllers ?? buildControllersFromGoModules;
+      await build({
+        release,
+        outDir: staging,
+        go,
+        env,
+        progress,
+        ...(options.detail ? { detail: options.detail } : {}),
+      });
+      await verifyControllers(staging, release);
+      // kwok last: a reader that sees it sees the other two (the check wants all three anyway).
+      for (const name of CONTROLLER_BINARIES) {
+        try {
+          await rename(path.join(staging, name), path.join(entry, name));
+        } catch (error) {
+          const { message, hint } = buildFailed(`adding ${name} to ${entry}`, (error as Error).message);
+          throw new KubesmithError(message, { hint });
+        }
       }
-    }
-    progress(`built in ${Math.round((Date.now() - started) / 1000)} s: ${entry}`);
-  } finally {
-    process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
-    await rm(staging, { recursive: true, force: true });
-  }
+    },
+  );
+  progress(`built in ${Math.round((Date.now() - started) / 1000)} s: ${entry}`);
 }
 
 /** Runs each program once and checks it reports the version it was built for. */

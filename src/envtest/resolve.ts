@@ -228,30 +228,47 @@ async function fillCacheEntry(
   fill: (staging: string) => Promise<void>,
 ): Promise<void> {
   const created = await mkdir(root, { recursive: true });
+  let done = false;
+  try {
+    await withStagingDirectory(root, prefix, async (staging) => {
+      await fill(staging);
+      try {
+        await rename(staging, entry);
+      } catch (error) {
+        // Another run finished the same version first: keep its entry when complete.
+        if ((await missingBinaries(entry)).length > 0) throw error;
+      }
+    });
+    done = true;
+  } finally {
+    if (!done && created) await removeEmptyDirs(root, created);
+  }
+}
+
+/**
+ * Runs `work` with a new staging directory `<root>/<prefix>-<pid>-<time>`, removed afterwards whatever
+ * happens, also on Ctrl-C (SIGINT, SIGTERM: removed, then the process dies of the signal as it would have).
+ * Staging directories of processes that are gone (killed outright) are removed first.
+ */
+export async function withStagingDirectory(
+  root: string,
+  prefix: string,
+  work: (staging: string) => Promise<void>,
+): Promise<void> {
   await removeAbandonedStaging(root);
   // The pid in the name lets a later run tell an abandoned staging directory (its process is gone) from a live one.
   const staging = path.join(root, `${prefix}-${process.pid}-${Date.now().toString(36)}`);
   await mkdir(staging);
-  // Interrupted by Ctrl-C: remove the staging directory, then die of the signal as the process would have.
   const onSignal = (signal: NodeJS.Signals): void => {
     rmSync(staging, { recursive: true, force: true, maxRetries: 3 });
     process.kill(process.pid, signal);
   };
   process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
-  let done = false;
   try {
-    await fill(staging);
-    try {
-      await rename(staging, entry);
-    } catch (error) {
-      // Another run finished the same version first: keep its entry when complete.
-      if ((await missingBinaries(entry)).length > 0) throw error;
-    }
-    done = true;
+    await work(staging);
   } finally {
     process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
     await rm(staging, { recursive: true, force: true });
-    if (!done && created) await removeEmptyDirs(root, created);
   }
 }
 
