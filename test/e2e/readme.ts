@@ -60,27 +60,23 @@ export class Shell {
     const marker = await mkdtemp(path.join(os.tmpdir(), 'kubesmith-shell-'));
     const pwdFile = path.join(marker, 'pwd');
     const started = Date.now();
-    const result = await execa('bash', ['-eo', 'pipefail', '-c', `${line}\npwd > '${pwdFile}'`], {
-      cwd: this.cwd,
-      env: this.env,
-      extendEnv: false,
-      all: true,
-      reject: false,
-      stdin: 'ignore',
-      timeout: timeoutMs,
-    });
-    const step = { line, seconds: (Date.now() - started) / 1000, output: String(result.all) };
-    this.steps.push(step);
-    if (result.exitCode !== 0) {
+    try {
+      const result = await this.exec('bash', ['-eo', 'pipefail', '-c', `${line}\npwd > '${pwdFile}'`], {
+        timeout: timeoutMs,
+      });
+      const step = { line, seconds: (Date.now() - started) / 1000, output: String(result.all) };
+      this.steps.push(step);
+      if (result.exitCode !== 0) {
+        throw new Error(`\`${line}\` in ${this.cwd} exited with ${result.exitCode}:\n${step.output}`);
+      }
+      this.cwd = (await readFile(pwdFile, 'utf8')).trim();
+      return step;
+    } finally {
       await rm(marker, { recursive: true, force: true });
-      throw new Error(`\`${line}\` in ${this.cwd} exited with ${result.exitCode}:\n${step.output}`);
     }
-    this.cwd = (await readFile(pwdFile, 'utf8')).trim();
-    await rm(marker, { recursive: true, force: true });
-    return step;
   }
 
-  /** One command without a shell, allowed to fail: for the checks around the README's steps. */
+  /** One command in the session's directory and environment, allowed to fail. */
   exec(command: string, args: string[], options: Options = {}): Promise<Result> {
     return execa(command, args, {
       cwd: this.cwd,
