@@ -24,6 +24,7 @@ import type { ResourceKind } from './kinds.js';
 import { inClusterNamespace, LeaderElector } from './leaderelection.js';
 import { createLogger, type Logger } from './logger.js';
 import { Metrics, processRegistry } from './metrics.js';
+import { MetricsServer } from './metrics-server.js';
 import { WebhookServer, type WebhookServerOptions } from './webhook/index.js';
 
 export interface ManagerOptions {
@@ -44,6 +45,17 @@ export interface ManagerOptions {
   clientDisableCacheFor?: ResourceKind<unknown>[];
   /** `host:port` of /metrics; `'0'` turns it off. Default `:8080`. */
   metricsBindAddress?: string;
+  /**
+   * Serve /metrics over HTTPS to callers whose token a TokenReview authenticates and a SubjectAccessReview
+   * allows `get` on `/metrics` (kubebuilder v4's scaffold turns this on). Default: false, as
+   * controller-runtime's option.
+   */
+  metricsSecureServing?: boolean;
+  /**
+   * With metricsSecureServing: the directory of the serving certificate (tls.crt, tls.key), e.g.
+   * cert-manager's Secret, read again when it changes. Default: a self-signed certificate made at start.
+   */
+  metricsCertDir?: string;
   /** `host:port` of /healthz and /readyz; `'0'` turns them off. Default `:8081`. */
   healthProbeBindAddress?: string;
   /**
@@ -114,6 +126,8 @@ export class Manager implements ControllerHost {
   private readonly controllers: Controller[] = [];
   private readonly recorders = new Map<string, EventRecorder>();
   private readonly servers: http.Server[] = [];
+  private metricsServer: MetricsServer | undefined;
+  private readonly kubeConfig: KubeConfig | undefined;
   private readonly options: ManagerOptions;
   private state: 'new' | 'starting' | 'running' | 'stopping' | 'stopped' = 'new';
   private stopping: Promise<void> | undefined;
@@ -147,6 +161,7 @@ export class Manager implements ControllerHost {
       kubeConfig = new KubeConfig();
       kubeConfig.loadFromDefault();
     }
+    this.kubeConfig = kubeConfig;
     this.apiClient = options.client ?? new HttpClient(kubeConfig as KubeConfig);
     this.apiReader = this.apiClient;
     const factory =
@@ -240,16 +255,7 @@ export class Manager implements ControllerHost {
       await this.listen('healthProbe', this.options.healthProbeBindAddress ?? ':8081', (req, res) =>
         this.probe(req, res),
       );
-      await this.listen('metrics', this.options.metricsBindAddress ?? ':8080', (req, res) => {
-        if (req.url?.split('?')[0] !== '/metrics') return text(res, 404, 'not found\n');
-        this.renderMetrics().then(
-          (body) => res.writeHead(200, { 'Content-Type': this.metrics.contentType }).end(body),
-          (error: unknown) => {
-            this.logger.error('cannot render metrics', { error });
-            text(res, 500, 'cannot render metrics\n');
-          },
-        );
-      });
+      await this.serveMetrics(this.options.metricsBindAddress ?? ':8080');
       // Webhooks answer on every replica, before the caches sync: conversion needs no cache or lease.
       if (this.webhookServer.paths().length > 0) await this.webhookServer.start();
       this.logger.info('Starting caches');
@@ -328,9 +334,30 @@ export class Manager implements ControllerHost {
       this.servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))),
     );
     this.servers.length = 0;
+    await this.metricsServer?.stop();
     this.state = 'stopped';
     this.logger.info('Stopped');
     this.finished();
+  }
+
+  private async serveMetrics(address: string): Promise<void> {
+    if (address === '0' || address === '') return;
+    const secure = this.options.metricsSecureServing ?? false;
+    if (secure && !this.kubeConfig) {
+      throw new Error('metricsSecureServing needs a kubeConfig: it reviews tokens with the API server');
+    }
+    const { host, port } = parseBindAddress(address);
+    this.metricsServer = new MetricsServer(
+      {
+        bindAddress: address,
+        secureServing: secure,
+        ...(this.options.metricsCertDir ? { certDir: this.options.metricsCertDir } : {}),
+      },
+      async () => ({ contentType: this.metrics.contentType, body: await this.renderMetrics() }),
+      this.logger.child({ logger: 'metrics' }),
+      this.kubeConfig as KubeConfig,
+    );
+    this.addresses.metrics = await this.metricsServer.start(host, port);
   }
 
   /** This manager's series, then the process's (prom-client's default metrics). */
@@ -349,11 +376,7 @@ export class Manager implements ControllerHost {
     text(res, 404, 'not found\n');
   }
 
-  private async listen(
-    which: 'metrics' | 'healthProbe',
-    address: string,
-    handler: http.RequestListener,
-  ): Promise<void> {
+  private async listen(which: 'healthProbe', address: string, handler: http.RequestListener): Promise<void> {
     if (address === '0' || address === '') return;
     const { host, port } = parseBindAddress(address);
     const server = http.createServer(handler);

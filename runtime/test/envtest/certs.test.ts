@@ -2,7 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { makeServingCertificates } from '../../src/envtest/internal/certs.js';
+import { makeServingCertificates } from '../../src/internal/certs.js';
 
 describe('makeServingCertificates', () => {
   const certs = makeServingCertificates(['localhost', '127.0.0.1', '::1'], {

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
-import { makeServingCertificates } from '../../src/envtest/internal/certs.js';
+import { makeServingCertificates } from '../../src/internal/certs.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 
 export interface TestCertificates {

@@ -15,7 +15,7 @@ import {
   type V1ValidatingWebhookConfiguration,
 } from '@kubernetes/client-node';
 import { CONVERT_PATH } from '../../webhook/paths.js';
-import { makeServingCertificates } from './certs.js';
+import { makeServingCertificates } from '../../internal/certs.js';
 import { createOrReplace } from './install.js';
 import { isKind, readDocuments } from './manifests.js';
 import { freePorts } from './ports.js';

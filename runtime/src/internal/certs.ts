@@ -1,7 +1,7 @@
 /**
- * A certificate authority and a serving certificate it signed, made with node:crypto alone, for the local
- * webhook server that envtest's kube-apiserver calls. Node can sign but has no API to build an X.509
- * certificate, so this module writes the few DER structures RFC 5280 needs: ECDSA P-256 keys, SHA-256
+ * A certificate authority and a serving certificate it signed, made with node:crypto alone: for the local
+ * webhook server that envtest's kube-apiserver calls, and for the metrics server when no certificate is
+ * given. Node can sign but has no API to build an X.509 certificate, so this module writes the few DER structures RFC 5280 needs: ECDSA P-256 keys, SHA-256
  * signatures, and the extensions Go's TLS stack checks (CA basic constraints and key usage; serverAuth and
  * subject alternative names on the serving certificate).
  */
