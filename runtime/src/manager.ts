@@ -321,7 +321,7 @@ export class Manager implements ControllerHost {
     this.state = 'stopping';
     process.off('SIGTERM', this.signalHandler);
     process.off('SIGINT', this.signalHandler);
-    const timeout = this.options.gracefulShutdownTimeoutMs ?? 30_000;
+    const timeout = this.options.gracefulShutdownTimeoutMs ?? DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS;
     await Promise.all(this.controllers.map((controller) => controller.stop(timeout)));
     // After the controllers: no other replica may start reconciling while ours still run.
     if (this.leaderElector) {
@@ -388,6 +388,9 @@ export class Manager implements ControllerHost {
     this.addresses[which] = server.address() as AddressInfo;
   }
 }
+
+/** How long stop() waits for in-flight reconciles; a pod's terminationGracePeriodSeconds must exceed it. */
+export const DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS = 30_000;
 
 /** `:8080` listens on every interface, `127.0.0.1:0` on loopback at a free port. */
 export function parseBindAddress(address: string): { host: string | undefined; port: number } {

@@ -1,0 +1,66 @@
+/**
+ * The manager's Deployment and services of a generated project agree with what the runtime does: the
+ * kubelet waits longer than the manager's graceful shutdown, the ports are the ones main.ts serves, and
+ * every scaffolded RBAC rule is one the runtime uses.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, parseAllDocuments } from 'yaml';
+import { DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS } from '../../runtime/src/manager.js';
+import { read, removeTemp, run, tempDir } from '../helpers/run.js';
+
+interface Container {
+  args: string[];
+  ports: { containerPort: number; name: string }[];
+}
+interface Deployment {
+  spec: { template: { spec: { terminationGracePeriodSeconds: number; containers: Container[] } } };
+}
+
+let dir: string;
+beforeAll(async () => {
+  dir = await tempDir('guestbook');
+  expect((await run(dir, 'init', '--skip-install')).code).toBe(0);
+});
+afterAll(async () => {
+  await removeTemp(dir);
+});
+
+describe('the generated manager', () => {
+  it("gets more time from the kubelet than the runtime's graceful shutdown takes", async () => {
+    const deployment = parseAllDocuments(await read(dir, 'config/manager/manager.yaml'))
+      .map((doc) => doc.toJS() as { kind: string } & Deployment)
+      .find((doc) => doc.kind === 'Deployment')!;
+    expect(deployment.spec.template.spec.terminationGracePeriodSeconds * 1000).toBeGreaterThan(
+      DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS,
+    );
+    // Secure metrics on the port the Service, the ServiceMonitor and the NetworkPolicy use.
+    const manager = deployment.spec.template.spec.containers[0]!;
+    expect(manager.args).toContain('--metrics-bind-address=:8443');
+    expect(manager.ports).toContainEqual(expect.objectContaining({ containerPort: 8443, name: 'metrics' }));
+    const service = parse(await read(dir, 'config/default/metrics_service.yaml')) as {
+      spec: { ports: { name: string; port: number; targetPort: string }[] };
+    };
+    expect(service.spec.ports).toEqual([
+      { name: 'https', port: 8443, protocol: 'TCP', targetPort: 'metrics' },
+    ]);
+    const monitor = parse(await read(dir, 'config/prometheus/monitor.yaml')) as {
+      spec: { endpoints: Record<string, unknown>[] };
+    };
+    expect(monitor.spec.endpoints[0]).toMatchObject({ port: 'https', scheme: 'https' });
+    expect(monitor.spec.endpoints[0]!['bearerTokenFile']).toBe(
+      '/var/run/secrets/kubernetes.io/serviceaccount/token',
+    );
+    expect(await read(dir, 'config/network-policy/allow-metrics-traffic.yaml')).toMatch(/- port: 8443\n/);
+  });
+
+  it('is granted the reviews secure metrics make', async () => {
+    const role = parse(await read(dir, 'config/rbac/metrics_auth_role.yaml')) as {
+      rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+    };
+    expect(role.rules).toEqual([
+      { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+      { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+    ]);
+    expect(await read(dir, 'src/main.ts')).toContain('metricsSecureServing: settings.metricsSecure');
+  });
+});
