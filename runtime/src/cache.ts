@@ -13,7 +13,10 @@ import { objectKey, type ResourceKind } from './kinds.js';
 import type { Logger } from './logger.js';
 import type { KubernetesObject } from './types.js';
 
-/** Called with the object; for `update`, also with the object as the informer saw it before (if it did). */
+/**
+ * Called with the object; for `update`, also with the object as the informer saw it before (if it did).
+ * An exception is logged and costs that one call: the informer's other handlers still get the object.
+ */
 export type ObjectHandler = (object: KubernetesObject, oldObject?: KubernetesObject) => void;
 
 export interface Informer {
@@ -164,19 +167,36 @@ export function supervisedInformer(
   // object (references, not copies) so that update handlers (predicates) get the old one too.
   const known = new Map<string, KubernetesObject>();
   const handlers: Record<'add' | 'update' | 'delete', ObjectHandler[]> = { add: [], update: [], delete: [] };
+  // Each handler on its own: one that throws must not keep the object from the handlers after it, nor
+  // escape into client-node's ListWatch (from a watch event it becomes an unhandled rejection there, and
+  // from the first list it fails the informer's start).
+  const deliver = (event: 'add' | 'update' | 'delete', object: KubernetesObject, old?: KubernetesObject) => {
+    for (const handler of handlers[event]) {
+      try {
+        handler(object, old);
+      } catch (error) {
+        log.error('event handler failed', {
+          event,
+          namespace: object.metadata?.namespace,
+          name: object.metadata?.name,
+          error,
+        });
+      }
+    }
+  };
   listWatch.on('add', (object) => {
     known.set(keyOf(object), object);
-    for (const handler of handlers.add) handler(object);
+    deliver('add', object);
   });
   listWatch.on('update', (object) => {
     const key = keyOf(object);
     const oldObject = known.get(key);
     known.set(key, object);
-    for (const handler of handlers.update) handler(object, oldObject);
+    deliver('update', object, oldObject);
   });
   listWatch.on('delete', (object) => {
     known.delete(keyOf(object));
-    for (const handler of handlers.delete) handler(object);
+    deliver('delete', object);
   });
   const run = async () => {
     const errorsBefore = errors;
