@@ -12,6 +12,7 @@ export class FaultProxy {
   /** Connections the proxy accepted since it started. */
   connections = 0;
   private mode: 'forward' | 'blackhole' = 'forward';
+  private cutAfterMs: number | undefined;
   port = 0;
 
   constructor(private readonly target: number) {}
@@ -33,6 +34,11 @@ export class FaultProxy {
   /** New connections are carried again; connections black-holed before stay silent for good. */
   heal(): void {
     this.mode = 'forward';
+  }
+
+  /** Closes every new connection `ms` after it opened (undefined: no more); a watch then ends at once. */
+  cutAfter(ms: number | undefined): void {
+    this.cutAfterMs = ms;
   }
 
   /** Destroys every connection (the client sees a reset); new ones are accepted. */
@@ -78,5 +84,6 @@ export class FaultProxy {
     client.on('close', () => upstream.destroy());
     client.pipe(upstream);
     upstream.pipe(client);
+    if (this.cutAfterMs !== undefined) setTimeout(() => client.destroy(), this.cutAfterMs);
   }
 }
