@@ -3,6 +3,7 @@
  * The manager shares one informer per kind between its controllers. The informer factory is injectable:
  * tests feed events by hand, production uses @kubernetes/client-node's ListWatch.
  */
+import { performance } from 'node:perf_hooks';
 import { ListWatch, Watch, type KubeConfig } from '@kubernetes/client-node';
 import { HttpClient, resourcePath, type ListOptions, type Reader } from './client.js';
 import { realClock, type Clock } from './clock.js';
@@ -13,7 +14,10 @@ import { objectKey, type ResourceKind } from './kinds.js';
 import type { Logger } from './logger.js';
 import type { KubernetesObject } from './types.js';
 
-/** Called with the object; for `update`, also with the object as the informer saw it before (if it did). */
+/**
+ * Called with the object; for `update`, also with the object as the informer saw it before (if it did).
+ * An exception is logged and costs that one call: the informer's other handlers still get the object.
+ */
 export type ObjectHandler = (object: KubernetesObject, oldObject?: KubernetesObject) => void;
 
 export interface Informer {
@@ -53,23 +57,36 @@ export interface ListWatchLike {
   list(namespace?: string): KubernetesObject[];
 }
 
+/** How the informers of a real API server talk to it. */
+export interface InformerFactoryOptions {
+  /** The timeout of each list request. Default: the client's (DEFAULT_REQUEST_TIMEOUT_MS, 30 s). */
+  requestTimeoutMs?: number;
+  /** Watch parameters (tests shorten them). */
+  watch?: WatchTimeouts;
+}
+
 /**
  * Informers on a real API server, through client-node's ListWatch. An informer has synced once a list
  * has succeeded and its objects were delivered; `start()` waits for that (or for `stop()`). After an error
- * (a failed list or watch) the ListWatch stops; it is started again after 100 ms doubling to 30 s.
+ * (a failed list or watch, a watch presumed dead, a watch the server closed at once) the ListWatch stops;
+ * it is started again with an exponential, jittered and capped backoff (supervisedInformer).
  */
 export function clientNodeInformerFactory(
   kubeConfig: KubeConfig,
   logger: Logger,
   clock: Clock = realClock,
+  factoryOptions: InformerFactoryOptions = {},
 ): InformerFactory {
-  const client = new HttpClient(kubeConfig);
+  const client = new HttpClient(
+    kubeConfig,
+    factoryOptions.requestTimeoutMs !== undefined ? { timeoutMs: factoryOptions.requestTimeoutMs } : {},
+  );
   return (kind, options) => {
     const namespace = kind.namespaced ? options.namespace : undefined;
     let listed = false;
     const listWatch = new ListWatch<KubernetesObject & { metadata: { name: string } }>(
       resourcePath(kind, namespace),
-      watchWithBookmarks(kubeConfig),
+      watchWithBookmarks(kubeConfig, factoryOptions.watch),
       async () => {
         const page = await client.listPage(kind, {
           ...(namespace ? { namespace } : {}),
@@ -88,36 +105,55 @@ export function clientNodeInformerFactory(
 }
 
 export interface WatchTimeouts {
-  /** A number in [0, 1): timeoutSeconds is 300 * (1 + random()). Default: Math.random. */
+  /** The shortest server-side `timeoutSeconds` of a watch; each watch adds up to half of it at random. Default: 30. */
+  timeoutSeconds?: number;
+  /** A number in [0, 1) for that jitter. Default: Math.random. */
   random?: () => number;
   /**
    * How long after its timeoutSeconds a watch the server has not ended is given up as dead. Default:
-   * 30 000 ms.
+   * 10 000 ms.
    */
   graceMs?: number;
 }
 
+/** A watch that ends by itself sooner than this after it opened, having carried nothing, is an error. */
+const SHORT_WATCH_MS = 1_000;
+
 /**
- * client-node's Watch with client-go's reflector parameters: `allowWatchBookmarks`, so that the
- * resourceVersion a watch resumes from stays recent (ListWatch takes it from BOOKMARK events) and a
- * reconnection seldom needs a relist; and `timeoutSeconds` between 5 and 10 minutes, so that the server
- * ends every watch now and then and the ListWatch opens a new one from where it was. A watch still open
- * `graceMs` after its timeout has lost its server without its connection closing (a network partition,
- * a vanished NAT entry): it ends with an error, so the informer reconnects, instead of waiting forever.
+ * client-node's Watch with client-go's reflector parameters and its two safeguards:
+ * - `allowWatchBookmarks`, so that the resourceVersion a watch resumes from stays recent (ListWatch takes
+ *   it from BOOKMARK events) and a reconnection seldom needs a relist;
+ * - `timeoutSeconds` between 30 and 45 s (jittered, so that informers do not reconnect in step), so that
+ *   the server ends every watch soon and the ListWatch opens a new one from where it was. A watch still
+ *   open `graceMs` after its timeout has lost its server without its connection closing (a network
+ *   partition, a vanished NAT entry): it ends with an error, so that the informer reconnects. A silent
+ *   connection is so noticed within 55 s. (client-go takes 5 to 10 minutes for its timeout, and counts
+ *   on HTTP/2 pings to notice a dead connection; client-node's HTTP/1.1 watch has no pings.)
+ * - a watch that the server ends within a second, carrying no event, ends with an error (client-go's
+ *   "very short watch"), so that the informer backs off instead of reconnecting at once, in a loop.
  */
 export function watchWithBookmarks(kubeConfig: KubeConfig, options: WatchTimeouts = {}): Watch {
   const watch = new Watch(kubeConfig);
   const random = options.random ?? Math.random;
-  const graceMs = options.graceMs ?? 30_000;
+  const minTimeoutSeconds = options.timeoutSeconds ?? 30;
+  const graceMs = options.graceMs ?? 10_000;
   return {
     config: kubeConfig,
     watch: async (path, queryParams, callback, done) => {
-      const timeoutSeconds = Math.floor(300 * (1 + random()));
+      const timeoutSeconds = Math.max(1, Math.floor(minTimeoutSeconds * (1 + random() / 2)));
+      const opened = performance.now();
+      let events = 0;
       let finished = false;
       const finish = (err: unknown) => {
         if (finished) return;
         finished = true;
         clearTimeout(deadline);
+        const lasted = performance.now() - opened;
+        if (!err && events === 0 && lasted < SHORT_WATCH_MS) {
+          err = new Error(
+            `very short watch: the watch of ${path} was closed after ${Math.round(lasted)} ms without an event`,
+          );
+        }
         done(err);
       };
       const deadline = setTimeout(
@@ -133,7 +169,10 @@ export function watchWithBookmarks(kubeConfig: KubeConfig, options: WatchTimeout
       const controller = await watch.watch(
         path,
         { ...queryParams, allowWatchBookmarks: true, timeoutSeconds },
-        callback,
+        (type, object, raw) => {
+          events++;
+          callback(type, object, raw);
+        },
         finish,
       );
       // Ended by the deadline while connecting: nobody else will abort this connection.
@@ -143,20 +182,29 @@ export function watchWithBookmarks(kubeConfig: KubeConfig, options: WatchTimeout
   } as Watch;
 }
 
+/** Restarts of a failing informer: 100 ms doubling to 30 s, each shortened by up to half at random. */
+const RESTART_BASE_MS = 100;
+const RESTART_CAP_MS = 30_000;
+/** A backoff starts over once this long has passed since the last failure (client-go: 2 minutes). */
+const RESTART_RESET_MS = 120_000;
+
 /**
- * An Informer over a ListWatch: synced once `listed()` says a list succeeded, restarted with a growing
- * delay after errors. Exported for tests.
+ * An Informer over a ListWatch: synced once `listed()` says a list succeeded, restarted after errors with
+ * a backoff that grows (100 ms doubling, capped at 30 s, jittered) while failures keep coming, and starts
+ * over after 2 minutes without one. A restart that merely reconnects does not reset it: a watch that
+ * fails again at once must not make the informer reconnect in a tight loop. Exported for tests.
  */
 export function supervisedInformer(
   listWatch: ListWatchLike,
   listed: () => boolean,
   log: Logger,
   clock: Clock = realClock,
+  random: () => number = Math.random,
 ): Informer {
   let synced = false;
   let stopped = false;
   let failures = 0;
-  let errors = 0;
+  let lastFailure = -Infinity;
   let retry: unknown;
   let settle: (() => void) | undefined;
   const firstSync = new Promise<void>((resolve) => (settle = resolve));
@@ -164,24 +212,39 @@ export function supervisedInformer(
   // object (references, not copies) so that update handlers (predicates) get the old one too.
   const known = new Map<string, KubernetesObject>();
   const handlers: Record<'add' | 'update' | 'delete', ObjectHandler[]> = { add: [], update: [], delete: [] };
+  // Each handler on its own: one that throws must not keep the object from the handlers after it, nor
+  // escape into client-node's ListWatch (from a watch event it becomes an unhandled rejection there, and
+  // from the first list it fails the informer's start).
+  const deliver = (event: 'add' | 'update' | 'delete', object: KubernetesObject, old?: KubernetesObject) => {
+    for (const handler of handlers[event]) {
+      try {
+        handler(object, old);
+      } catch (error) {
+        log.error('event handler failed', {
+          event,
+          namespace: object.metadata?.namespace,
+          name: object.metadata?.name,
+          error,
+        });
+      }
+    }
+  };
   listWatch.on('add', (object) => {
     known.set(keyOf(object), object);
-    for (const handler of handlers.add) handler(object);
+    deliver('add', object);
   });
   listWatch.on('update', (object) => {
     const key = keyOf(object);
     const oldObject = known.get(key);
     known.set(key, object);
-    for (const handler of handlers.update) handler(object, oldObject);
+    deliver('update', object, oldObject);
   });
   listWatch.on('delete', (object) => {
     known.delete(keyOf(object));
-    for (const handler of handlers.delete) handler(object);
+    deliver('delete', object);
   });
   const run = async () => {
-    const errorsBefore = errors;
     await listWatch.start();
-    if (errors === errorsBefore) failures = 0;
     // ListWatch.start resolves after a failed list too (the failure goes to `error`).
     if (!stopped && listed() && !synced) {
       synced = true;
@@ -190,8 +253,11 @@ export function supervisedInformer(
   };
   listWatch.on('error', (err?: unknown) => {
     if (stopped) return;
-    errors++;
-    const delay = Math.min(100 * 2 ** failures++, 30_000);
+    const now = clock.now();
+    if (now - lastFailure > RESTART_RESET_MS) failures = 0;
+    lastFailure = now;
+    const base = Math.min(RESTART_BASE_MS * 2 ** failures++, RESTART_CAP_MS);
+    const delay = Math.round(base * (1 - random() / 2));
     log.warn('list or watch failed, restarting', { error: err, delayMs: delay });
     clock.clearTimeout(retry);
     retry = clock.setTimeout(() => {

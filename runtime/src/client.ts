@@ -1,17 +1,42 @@
 /**
  * The typed client: CRUD of any kind through the API server's REST paths, with the connection settings
- * (server, certificates, tokens) of a KubeConfig. Failures are ApiErrors.
+ * (server, certificates, tokens) of a KubeConfig. Failures are ApiErrors; a request that gets no answer
+ * in time is a RequestTimeoutError. Connections are kept alive and reused between requests.
  */
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { ApiError } from './errors.js';
+import { ApiError, RequestTimeoutError } from './errors.js';
 import type { ResourceKind } from './kinds.js';
 import type { KubernetesObject } from './types.js';
 
-export type PatchType = 'merge' | 'json';
+/**
+ * `merge`: a JSON merge patch (RFC 7386, an object; lists are replaced whole). `json`: a JSON patch
+ * (RFC 6902, a list of operations). `strategic`: a strategic merge patch, for built-in kinds only (lists
+ * such as a pod's containers are merged by their key, `name`); custom resources refuse it with 415.
+ */
+export type PatchType = 'merge' | 'json' | 'strategic';
 
-export interface ListOptions {
+/** The client's request timeout when none is given: 30 s (the API server ends its own at 60 s). */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+/** What every call takes: how long it may wait for its answer, and a signal to abort it. */
+export interface RequestOptions {
+  /**
+   * Give up after this many ms without the whole answer: the call fails with a RequestTimeoutError and
+   * its connection is closed. Default: the client's `timeoutMs` (DEFAULT_REQUEST_TIMEOUT_MS).
+   */
+  timeoutMs?: number;
+  /** Aborts the request: the call fails with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+export interface PatchOptions extends RequestOptions {
+  /** Default: `merge`. */
+  type?: PatchType;
+}
+
+export interface ListOptions extends RequestOptions {
   /** Only this namespace; all namespaces when absent. */
   namespace?: string;
   /** `app=web,tier!=cache` */
@@ -25,11 +50,11 @@ export interface ListOptions {
   pageSize?: number;
 }
 
-export interface DeleteOptions {
+export interface DeleteOptions extends RequestOptions {
   propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
 }
 
-export interface ApplyOptions {
+export interface ApplyOptions extends RequestOptions {
   /** Who owns the fields this configuration sets: one name per controller, such as `widget-controller`. */
   fieldManager: string;
   /** Take fields another manager owns instead of failing with a 409 Conflict. Default: false. */
@@ -38,23 +63,31 @@ export interface ApplyOptions {
 
 /** The reading half of a Client: controller-runtime's `client.Reader`. */
 export interface Reader {
-  get<T>(kind: ResourceKind<T>, name: string, namespace?: string): Promise<T>;
+  get<T>(kind: ResourceKind<T>, name: string, namespace?: string, options?: RequestOptions): Promise<T>;
   list<T>(kind: ResourceKind<T>, options?: ListOptions): Promise<T[]>;
 }
 
 export interface Client extends Reader {
-  create<T>(kind: ResourceKind<T>, object: T): Promise<T>;
-  /** Replaces the object; its metadata.resourceVersion makes the update conditional (409 when stale). */
-  update<T>(kind: ResourceKind<T>, object: T): Promise<T>;
+  create<T>(kind: ResourceKind<T>, object: T, options?: RequestOptions): Promise<T>;
+  /**
+   * Replaces the object; its metadata.resourceVersion makes the update conditional (409 when stale: read
+   * again and retry, as `retryOnConflict` does).
+   */
+  update<T>(kind: ResourceKind<T>, object: T, options?: RequestOptions): Promise<T>;
   /** Replaces the status subresource only. */
-  updateStatus<T>(kind: ResourceKind<T>, object: T): Promise<T>;
-  /** A JSON merge patch (an object) or a JSON patch (a list of operations). */
+  updateStatus<T>(kind: ResourceKind<T>, object: T, options?: RequestOptions): Promise<T>;
+  /**
+   * A JSON merge patch (an object; the default), a JSON patch (a list of operations) or, for built-in
+   * kinds, a strategic merge patch: `patch(kind, name, ns, body, { type: 'strategic' })` (or just the
+   * type, `'strategic'`). A merge patch that carries metadata.resourceVersion is conditional (409 when
+   * stale); without one, the patch applies to whatever the object is then.
+   */
   patch<T>(
     kind: ResourceKind<T>,
     name: string,
     namespace: string,
     patch: unknown,
-    type?: PatchType,
+    options?: PatchType | PatchOptions,
   ): Promise<T>;
   delete<T>(kind: ResourceKind<T>, name: string, namespace?: string, options?: DeleteOptions): Promise<void>;
   /**
@@ -98,12 +131,40 @@ function requireName(kind: ResourceKind<unknown>, object: unknown): string {
   return name;
 }
 
-/** A Client that talks to the API server of a KubeConfig's current context. */
-export class HttpClient implements Client {
-  constructor(private readonly kubeConfig: KubeConfig) {}
+export interface HttpClientOptions {
+  /** How long a request may wait for its answer, unless the call says otherwise. Default: 30 000 ms. */
+  timeoutMs?: number;
+}
 
-  async get<T>(kind: ResourceKind<T>, name: string, namespace?: string): Promise<T> {
-    return this.request<T>('GET', resourcePath(kind, namespace, name), `get ${kind.kind} ${name}`);
+const CONTENT_TYPES: Record<PatchType, string> = {
+  merge: 'application/merge-patch+json',
+  json: 'application/json-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
+};
+
+/**
+ * A Client that talks to the API server of a KubeConfig's current context. Every request is bounded by
+ * a timeout; connections are kept alive and reused (one agent per client, replaced when the kubeconfig's
+ * certificates change), where client-node would open a new TCP and TLS connection per request.
+ */
+export class HttpClient implements Client {
+  private readonly timeoutMs: number;
+  private agent: { key: string; agent: http.Agent } | undefined;
+
+  constructor(
+    private readonly kubeConfig: KubeConfig,
+    options: HttpClientOptions = {},
+  ) {
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  }
+
+  async get<T>(
+    kind: ResourceKind<T>,
+    name: string,
+    namespace?: string,
+    options?: RequestOptions,
+  ): Promise<T> {
+    return this.request<T>('GET', resourcePath(kind, namespace, name), `get ${kind.kind} ${name}`, options);
   }
 
   async list<T>(kind: ResourceKind<T>, options: ListOptions = {}): Promise<T[]> {
@@ -119,6 +180,7 @@ export class HttpClient implements Client {
         'GET',
         `${resourcePath(kind, options.namespace)}?${query.toString()}`,
         `list ${kind.plural}`,
+        options,
       );
       for (const item of page.items) items.push(withKind(kind, item));
       continueToken = page.metadata?.continue || undefined;
@@ -138,30 +200,32 @@ export class HttpClient implements Client {
       'GET',
       `${resourcePath(kind, options.namespace)}${query.size > 0 ? `?${query.toString()}` : ''}`,
       `list ${kind.plural}`,
+      options,
     );
     return { items: page.items.map((item) => withKind(kind, item)), metadata: page.metadata ?? {} };
   }
 
-  async create<T>(kind: ResourceKind<T>, object: T): Promise<T> {
+  async create<T>(kind: ResourceKind<T>, object: T, options?: RequestOptions): Promise<T> {
     const { namespace } = metaOf(object);
-    return this.request<T>(
-      'POST',
-      resourcePath(kind, namespace),
-      `create ${kind.kind}`,
-      withKind(kind, object),
-    );
+    return this.request<T>('POST', resourcePath(kind, namespace), `create ${kind.kind}`, options, {
+      body: withKind(kind, object),
+    });
   }
 
-  async update<T>(kind: ResourceKind<T>, object: T): Promise<T> {
+  async update<T>(kind: ResourceKind<T>, object: T, options?: RequestOptions): Promise<T> {
     const name = requireName(kind, object);
     const path = resourcePath(kind, metaOf(object).namespace, name);
-    return this.request<T>('PUT', path, `update ${kind.kind} ${name}`, withKind(kind, object));
+    return this.request<T>('PUT', path, `update ${kind.kind} ${name}`, options, {
+      body: withKind(kind, object),
+    });
   }
 
-  async updateStatus<T>(kind: ResourceKind<T>, object: T): Promise<T> {
+  async updateStatus<T>(kind: ResourceKind<T>, object: T, options?: RequestOptions): Promise<T> {
     const name = requireName(kind, object);
     const path = resourcePath(kind, metaOf(object).namespace, name, 'status');
-    return this.request<T>('PUT', path, `update status of ${kind.kind} ${name}`, withKind(kind, object));
+    return this.request<T>('PUT', path, `update status of ${kind.kind} ${name}`, options, {
+      body: withKind(kind, object),
+    });
   }
 
   async patch<T>(
@@ -169,16 +233,27 @@ export class HttpClient implements Client {
     name: string,
     namespace: string,
     patch: unknown,
-    type: PatchType = 'merge',
+    options: PatchType | PatchOptions = {},
   ): Promise<T> {
-    const contentType = type === 'json' ? 'application/json-patch+json' : 'application/merge-patch+json';
-    return this.request<T>(
-      'PATCH',
-      resourcePath(kind, namespace, name),
-      `patch ${kind.kind} ${name}`,
-      patch,
-      contentType,
-    );
+    const { type = 'merge', ...rest } = typeof options === 'string' ? { type: options } : options;
+    const what = `patch ${kind.kind} ${name}`;
+    try {
+      return await this.request<T>('PATCH', resourcePath(kind, namespace, name), what, rest, {
+        body: patch,
+        contentType: CONTENT_TYPES[type],
+      });
+    } catch (err) {
+      if (type === 'strategic' && err instanceof ApiError && err.statusCode === 415) {
+        throw new ApiError(
+          415,
+          err.reason,
+          `${what}: ${err.message}\nhint: a strategic merge patch works on built-in kinds only; ` +
+            "patch a custom resource with type 'merge' or 'json', or use apply",
+          err.body,
+        );
+      }
+      throw err;
+    }
   }
 
   async apply<T>(kind: ResourceKind<T>, object: T, options: ApplyOptions): Promise<T> {
@@ -188,13 +263,10 @@ export class HttpClient implements Client {
     if (options.force) query.set('force', 'true');
     const path = `${resourcePath(kind, metaOf(object).namespace, name)}?${query.toString()}`;
     // JSON is YAML: the apply content type takes a JSON body.
-    return this.request<T>(
-      'PATCH',
-      path,
-      `apply ${kind.kind} ${name}`,
-      withKind(kind, object),
-      'application/apply-patch+yaml',
-    );
+    return this.request<T>('PATCH', path, `apply ${kind.kind} ${name}`, options, {
+      body: withKind(kind, object),
+      contentType: 'application/apply-patch+yaml',
+    });
   }
 
   async delete<T>(
@@ -206,55 +278,152 @@ export class HttpClient implements Client {
     const body = options.propagationPolicy
       ? { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: options.propagationPolicy }
       : undefined;
-    await this.request('DELETE', resourcePath(kind, namespace, name), `delete ${kind.kind} ${name}`, body);
+    await this.request(
+      'DELETE',
+      resourcePath(kind, namespace, name),
+      `delete ${kind.kind} ${name}`,
+      options,
+      {
+        ...(body ? { body } : {}),
+      },
+    );
   }
 
   private async request<T>(
     method: string,
     path: string,
     what: string,
-    body?: unknown,
-    contentType = 'application/json',
+    call: RequestOptions = {},
+    content: { body?: unknown; contentType?: string } = {},
   ): Promise<T> {
     const cluster = this.kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('the kubeconfig has no current cluster');
     const url = requestUrl(cluster.server, path);
     const options: https.RequestOptions = { method, headers: { Accept: 'application/json' } };
     await this.kubeConfig.applyToHTTPSOptions(options);
-    const payload = body === undefined ? undefined : JSON.stringify(body);
+    // client-node made a new agent (so a new TCP and TLS connection) for this request; reuse ours,
+    // unless the cluster is reached through a proxy, whose agent client-node knows how to make.
+    if (!cluster.proxyUrl) options.agent = this.agentFor(url.protocol, options);
+    const payload = content.body === undefined ? undefined : JSON.stringify(content.body);
     if (payload !== undefined) {
       // Content-Length, not chunked: Node sends a DELETE body unframed, and the server would read none.
       options.headers = {
         ...options.headers,
-        'Content-Type': contentType,
+        'Content-Type': content.contentType ?? 'application/json',
         'Content-Length': Buffer.byteLength(payload),
       };
     }
-    const transport = url.protocol === 'http:' ? http : https;
-    return new Promise<T>((resolve, reject) => {
-      const req = transport.request(url, options, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('error', reject);
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          const status = res.statusCode ?? 0;
-          if (status < 200 || status >= 300) {
-            reject(ApiError.fromResponse(status, text, what));
-            return;
-          }
-          try {
-            resolve((text ? JSON.parse(text) : undefined) as T);
-          } catch (err) {
-            reject(err instanceof Error ? err : new Error(String(err)));
-          }
-        });
-      });
-      req.on('error', reject);
-      if (payload !== undefined) req.write(payload);
-      req.end();
-    });
+    const timeoutMs = call.timeoutMs ?? this.timeoutMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return (await sendRequest(url, options, payload, what, timeoutMs, call.signal)) as T;
+      } catch (err) {
+        if (!(err instanceof StaleConnectionError)) throw err;
+        // A kept-alive connection the server closed while idle fails at once, the request unread: an
+        // idempotent one is safe to send again (on the next pooled connection, or a new one).
+        if (attempt >= 3 || method === 'POST' || method === 'PATCH') throw err.cause;
+      }
+    }
   }
+
+  /** One keep-alive agent per TLS identity (certificates rotate: a new identity gets a new agent). */
+  private agentFor(protocol: string, options: https.RequestOptions): http.Agent {
+    const tls = {
+      ca: options.ca,
+      cert: options.cert,
+      key: options.key,
+      pfx: options.pfx,
+      passphrase: options.passphrase,
+      servername: options.servername,
+      rejectUnauthorized: options.rejectUnauthorized,
+    };
+    const key = `${protocol}${JSON.stringify(tls)}`;
+    if (this.agent?.key === key) return this.agent.agent;
+    const previous = this.agent?.agent;
+    // Idle connections close after 30 s, before the API server's own idle timeout (90 s) closes them.
+    const settings = { keepAlive: true, timeout: 30_000, scheduling: 'lifo' as const };
+    const agent =
+      protocol === 'http:'
+        ? new http.Agent(settings)
+        : new https.Agent({
+            ...settings,
+            ...Object.fromEntries(Object.entries(tls).filter(([, value]) => value !== undefined)),
+          });
+    this.agent = { key, agent };
+    // Requests still running on the previous agent end within their timeout.
+    if (previous) setTimeout(() => previous.destroy(), this.timeoutMs + 1_000).unref();
+    return agent;
+  }
+
+  /** Closes the kept-alive connections (a process that wants to exit need not wait for them). */
+  close(): void {
+    this.agent?.agent.destroy();
+    this.agent = undefined;
+  }
+}
+
+/** A reused connection that the server had closed: the request never reached it. */
+class StaleConnectionError extends Error {
+  constructor(override readonly cause: Error) {
+    super(cause.message);
+  }
+}
+
+/** One HTTP exchange, bounded by `timeoutMs` from start to the last byte of the answer. */
+function sendRequest(
+  url: URL,
+  options: https.RequestOptions,
+  payload: string | undefined,
+  what: string,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+): Promise<unknown> {
+  const transport = url.protocol === 'http:' ? http : https;
+  return new Promise<unknown>((resolve, reject) => {
+    let settled = false;
+    const finish = (err: Error | undefined, value?: unknown) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      if (err) reject(err);
+      else resolve(value);
+    };
+    const req = transport.request(url, options, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', (err) => finish(err));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const status = res.statusCode ?? 0;
+        if (status < 200 || status >= 300) return finish(ApiError.fromResponse(status, text, what));
+        try {
+          finish(undefined, text ? JSON.parse(text) : undefined);
+        } catch (err) {
+          finish(err instanceof Error ? err : new Error(String(err)));
+        }
+      });
+    });
+    // Destroying the request closes its connection, so that a black-holed one never returns to the pool.
+    const timer = setTimeout(() => {
+      const err = new RequestTimeoutError(what, timeoutMs);
+      finish(err);
+      req.destroy(err);
+    }, timeoutMs);
+    const onAbort = () => {
+      const reason = signal?.reason instanceof Error ? signal.reason : new Error(`${what}: aborted`);
+      finish(reason);
+      req.destroy(reason);
+    };
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      const stale = req.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE');
+      finish(stale ? new StaleConnectionError(err) : err);
+    });
+    if (payload !== undefined) req.write(payload);
+    req.end();
+  });
 }
 
 /** Lists leave apiVersion and kind out of their items; objects going out need them. */

@@ -7,8 +7,8 @@ import type { Informer } from './cache.js';
 import type { EventRecorder } from './events.js';
 import { realClock, type Clock } from './clock.js';
 import type { Logger } from './logger.js';
-import { Metrics, RECONCILE_BUCKETS } from './metrics.js';
-import { passes, type Predicate } from './predicate.js';
+import { Metrics, RECONCILE_BUCKETS, type BoundCounter } from './metrics.js';
+import { passes, type Predicate, type WatchEvent } from './predicate.js';
 import { WorkQueue, type RateLimiter } from './queue.js';
 import {
   requestFromKey,
@@ -57,6 +57,8 @@ export class Controller {
     time: (seconds: number) => void;
     active: (by: number) => void;
   };
+  /** Per event type: predicates and map functions of this controller that threw. */
+  private readonly handlerErrors: Record<WatchEvent, BoundCounter>;
   readonly informers: Informer[] = [];
   /** The event recorder of this controller, handed to the reconciler in its context. */
   readonly recorder: EventRecorder;
@@ -128,6 +130,17 @@ export class Controller {
       controller,
       this.workers,
     );
+    const handlerErrors = (event: WatchEvent) =>
+      m.boundCounter(
+        'controller_runtime_handler_errors_total',
+        'Total number of exceptions in the predicates and map functions of a controller, per event type',
+        { controller: options.name, event },
+      );
+    this.handlerErrors = {
+      create: handlerErrors('create'),
+      update: handlerErrors('update'),
+      delete: handlerErrors('delete'),
+    };
     const success = byResult('success');
     const error = byResult('error');
     const requeue = byResult('requeue');
@@ -143,21 +156,37 @@ export class Controller {
     };
   }
 
-  /** Enqueues the requests `map` makes of every object `informer` reports that `predicates` let through. */
+  /**
+   * Enqueues the requests `map` makes of every object `informer` reports that `predicates` let through.
+   * A predicate or map function that throws (or a map that returns no list) costs that one event for this
+   * controller only: it is logged with the controller's name and counted in
+   * `controller_runtime_handler_errors_total{controller,event}`, and the informer goes on to its other
+   * handlers, as it would after a handler that returned normally.
+   */
   watch(informer: Informer, map: MapFunction, predicates: readonly Predicate[] = []): void {
     this.informers.push(informer);
-    const enqueue = (object: KubernetesObject) => {
-      for (const request of map(object)) this.queue.add(requestKey(request));
+    const handle = (event: WatchEvent, object: KubernetesObject, oldObject?: KubernetesObject) => {
+      try {
+        if (!passes(predicates, event, object, oldObject)) return;
+        const requests = map(object);
+        if (!Array.isArray(requests)) {
+          throw new TypeError(`the map function returned ${typeof requests}, not a list of requests`);
+        }
+        for (const request of requests) this.queue.add(requestKey(request));
+      } catch (error) {
+        this.handlerErrors[event].inc();
+        this.logger.error('event handler failed', {
+          event,
+          kind: object.kind,
+          namespace: object.metadata?.namespace,
+          name: object.metadata?.name,
+          error,
+        });
+      }
     };
-    informer.on('add', (object) => {
-      if (passes(predicates, 'create', object)) enqueue(object);
-    });
-    informer.on('update', (object, oldObject) => {
-      if (passes(predicates, 'update', object, oldObject)) enqueue(object);
-    });
-    informer.on('delete', (object) => {
-      if (passes(predicates, 'delete', object)) enqueue(object);
-    });
+    informer.on('add', (object) => handle('create', object));
+    informer.on('update', (object, oldObject) => handle('update', object, oldObject));
+    informer.on('delete', (object) => handle('delete', object));
   }
 
   /** Starts the workers; resolves once the queue is shut down and every worker has finished. */

@@ -67,3 +67,23 @@ export function isConflict(err: unknown): boolean {
 export function isAlreadyExists(err: unknown): boolean {
   return err instanceof ApiError && err.statusCode === 409 && err.reason === 'AlreadyExists';
 }
+
+/**
+ * A request the API server did not answer within its timeout (client-go's context deadline). Its
+ * connection was closed; the call may be retried.
+ */
+export class RequestTimeoutError extends Error {
+  override readonly name = 'RequestTimeoutError';
+  constructor(
+    /** What the request did: `get Widget w1`. */
+    readonly what: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`${what}: no answer from the API server within ${timeoutMs} ms`);
+  }
+}
+
+/** Whether the request gave up waiting for the API server (not an answer of the API server). */
+export function isRequestTimeout(err: unknown): boolean {
+  return err instanceof RequestTimeoutError;
+}

@@ -13,18 +13,38 @@ export type {
   Time,
 } from './types.js';
 export { groupVersion, resourceKind, objectKey, type GroupVersion, type ResourceKind } from './kinds.js';
-export { ApiError, isAlreadyExists, isConflict, isNotFound, type Status } from './errors.js';
 export {
+  ApiError,
+  isAlreadyExists,
+  isConflict,
+  isNotFound,
+  isRequestTimeout,
+  RequestTimeoutError,
+  type Status,
+} from './errors.js';
+export {
+  DEFAULT_REQUEST_TIMEOUT_MS,
   HttpClient,
   requestUrl,
   resourcePath,
   type ApplyOptions,
   type Client,
   type DeleteOptions,
+  type HttpClientOptions,
   type ListOptions,
+  type PatchOptions,
   type PatchType,
   type Reader,
+  type RequestOptions,
 } from './client.js';
+export {
+  DEFAULT_BACKOFF,
+  DEFAULT_RETRY,
+  onError,
+  retryOnConflict,
+  type Backoff,
+  type RetryOptions,
+} from './retry.js';
 export type { Request, Result, Reconciler, ReconcileContext } from './reconcile.js';
 export {
   WorkQueue,

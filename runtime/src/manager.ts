@@ -43,6 +43,12 @@ export interface ManagerOptions {
    * `client.CacheOptions.DisableFor`): kinds too many or too large to cache, read seldom. Default: none.
    */
   clientDisableCacheFor?: ResourceKind<unknown>[];
+  /**
+   * How long every request to the API server but a watch (gets, lists, writes, leader election, events)
+   * may wait for its answer before it fails with a RequestTimeoutError; a reconcile that meets one fails
+   * and is requeued with backoff. A call can set its own (`{ timeoutMs }`). Default: 30 000 ms.
+   */
+  requestTimeoutMs?: number;
   /** `host:port` of /metrics; `'0'` turns it off. Default `:8080`. */
   metricsBindAddress?: string;
   /**
@@ -110,6 +116,8 @@ export class Manager implements ControllerHost {
   readonly apiReader: Reader;
   /** Talks to the API server directly: leader election and events, and the writes of `client`. */
   private readonly apiClient: Client;
+  /** The client this manager made (not one it was given): its kept-alive connections close on stop. */
+  private readonly ownClient: HttpClient | undefined;
   readonly logger: Logger;
   /**
    * This manager's Prometheus metrics (its own prom-client Registry, served on /metrics): register your
@@ -162,10 +170,15 @@ export class Manager implements ControllerHost {
       kubeConfig.loadFromDefault();
     }
     this.kubeConfig = kubeConfig;
-    this.apiClient = options.client ?? new HttpClient(kubeConfig as KubeConfig);
+    const timeouts = options.requestTimeoutMs !== undefined ? { timeoutMs: options.requestTimeoutMs } : {};
+    if (!options.client) this.ownClient = new HttpClient(kubeConfig as KubeConfig, timeouts);
+    this.apiClient = options.client ?? (this.ownClient as HttpClient);
     this.apiReader = this.apiClient;
     const factory =
-      options.informerFactory ?? clientNodeInformerFactory(kubeConfig as KubeConfig, this.logger, this.clock);
+      options.informerFactory ??
+      clientNodeInformerFactory(kubeConfig as KubeConfig, this.logger, this.clock, {
+        ...(options.requestTimeoutMs !== undefined ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
+      });
     this.cache = new InformerCache(factory, {
       ...(options.namespace ? { namespace: options.namespace } : {}),
       selectors: options.cacheSelectors ?? [],
@@ -330,6 +343,7 @@ export class Manager implements ControllerHost {
     }
     await this.webhookServer.stop();
     await this.cache.stop();
+    this.ownClient?.close();
     await Promise.all(
       this.servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))),
     );

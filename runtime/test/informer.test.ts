@@ -67,7 +67,13 @@ describe('supervisedInformer', () => {
       new Error('refused'),
       new Error('refused'),
     ]);
-    const informer = supervisedInformer(listWatch, () => listWatch.listed, logger, clock);
+    const informer = supervisedInformer(
+      listWatch,
+      () => listWatch.listed,
+      logger,
+      clock,
+      () => 0,
+    );
     const added: string[] = [];
     informer.on('add', (o) => added.push(o.metadata?.name ?? ''));
     let started = false;
@@ -88,23 +94,39 @@ describe('supervisedInformer', () => {
     expect(added).toEqual(['a']);
   });
 
-  it('starts the backoff over once a restart succeeds', async () => {
+  /** The delays between the restarts that follow `errors` watch failures, each right after a restart. */
+  async function restartDelays(errors: number, random: () => number, gapMs = 0): Promise<number[]> {
     const clock = new ManualClock();
     const listWatch = new ScriptedListWatch([true]);
-    const informer = supervisedInformer(listWatch, () => listWatch.listed, logger, clock);
+    const informer = supervisedInformer(listWatch, () => listWatch.listed, logger, clock, random);
     await informer.start();
-    // The watch breaks twice in a row; the restarts succeed.
-    listWatch.emit('error', new Error('watch closed'));
-    clock.advance(100);
-    await settle();
-    expect(listWatch.starts).toBe(2);
-    listWatch.emit('error', new Error('watch closed'));
-    clock.advance(99);
-    await settle();
-    expect(listWatch.starts).toBe(2);
-    clock.advance(1);
-    await settle();
-    expect(listWatch.starts).toBe(3);
+    const delays: number[] = [];
+    for (let i = 0; i < errors; i++) {
+      clock.advance(gapMs);
+      const failedAt = clock.now();
+      const starts = listWatch.starts;
+      listWatch.emit('error', new Error('very short watch'));
+      while (listWatch.starts === starts) {
+        clock.advance(1);
+        await settle();
+      }
+      delays.push(clock.now() - failedAt);
+    }
+    return delays;
+  }
+
+  it('keeps backing off while restarted watches fail again at once: doubling, capped at 30 s', async () => {
+    expect(await restartDelays(11, () => 0)).toEqual([
+      100, 200, 400, 800, 1_600, 3_200, 6_400, 12_800, 25_600, 30_000, 30_000,
+    ]);
+  });
+
+  it('jitters each delay by up to half, so that informers do not reconnect in step', async () => {
+    expect(await restartDelays(3, () => 0.999)).toEqual([50, 100, 200]);
+  });
+
+  it('starts the backoff over after 2 minutes without a failure', async () => {
+    expect(await restartDelays(3, () => 0, 120_001)).toEqual([100, 100, 100]);
   });
 
   it('lets a waiting start() return when stopped, and restarts nothing after', async () => {

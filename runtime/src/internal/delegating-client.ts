@@ -2,7 +2,16 @@
  * The manager's client, as controller-runtime's: reads (`get`, `list`) from the informer cache, writes
  * to the API server. Kinds listed as uncached are read from the API server too.
  */
-import type { ApplyOptions, Client, DeleteOptions, ListOptions, PatchType, Reader } from '../client.js';
+import type {
+  ApplyOptions,
+  Client,
+  DeleteOptions,
+  ListOptions,
+  PatchOptions,
+  PatchType,
+  Reader,
+  RequestOptions,
+} from '../client.js';
 import type { ResourceKind } from '../kinds.js';
 
 export class DelegatingClient implements Client {
@@ -20,24 +29,24 @@ export class DelegatingClient implements Client {
     return this.uncached.has(`${kind.apiVersion}/${kind.kind}`) ? this.api : this.cache;
   }
 
-  get<T>(kind: ResourceKind<T>, name: string, namespace?: string): Promise<T> {
-    return this.readerFor(kind).get(kind, name, namespace);
+  get<T>(kind: ResourceKind<T>, name: string, namespace?: string, options?: RequestOptions): Promise<T> {
+    return this.readerFor(kind).get(kind, name, namespace, options);
   }
 
   list<T>(kind: ResourceKind<T>, options?: ListOptions): Promise<T[]> {
     return this.readerFor(kind).list(kind, options);
   }
 
-  create<T>(kind: ResourceKind<T>, object: T): Promise<T> {
-    return this.api.create(kind, object);
+  create<T>(kind: ResourceKind<T>, object: T, options?: RequestOptions): Promise<T> {
+    return this.api.create(kind, object, options);
   }
 
-  update<T>(kind: ResourceKind<T>, object: T): Promise<T> {
-    return this.api.update(kind, object);
+  update<T>(kind: ResourceKind<T>, object: T, options?: RequestOptions): Promise<T> {
+    return this.api.update(kind, object, options);
   }
 
-  updateStatus<T>(kind: ResourceKind<T>, object: T): Promise<T> {
-    return this.api.updateStatus(kind, object);
+  updateStatus<T>(kind: ResourceKind<T>, object: T, options?: RequestOptions): Promise<T> {
+    return this.api.updateStatus(kind, object, options);
   }
 
   patch<T>(
@@ -45,9 +54,9 @@ export class DelegatingClient implements Client {
     name: string,
     namespace: string,
     patch: unknown,
-    type?: PatchType,
+    options?: PatchType | PatchOptions,
   ): Promise<T> {
-    return this.api.patch(kind, name, namespace, patch, type);
+    return this.api.patch(kind, name, namespace, patch, options);
   }
 
   delete<T>(kind: ResourceKind<T>, name: string, namespace?: string, options?: DeleteOptions): Promise<void> {

@@ -4,7 +4,7 @@
  * status subresource, finalizers that hold a deletion, label selectors, and the same ApiErrors.
  */
 import { randomUUID } from 'node:crypto';
-import type { ApplyOptions, Client, DeleteOptions, ListOptions, PatchType } from '../client.js';
+import type { ApplyOptions, Client, DeleteOptions, ListOptions, PatchOptions, PatchType } from '../client.js';
 import { ApiError } from '../errors.js';
 import type { EventRecorder, EventType } from '../events.js';
 import { fieldMatcher, labelMatcher } from '../internal/selector.js';
@@ -96,8 +96,10 @@ export class FakeClient implements Client {
     name: string,
     namespace: string,
     patch: unknown,
-    type: PatchType = 'merge',
+    options: PatchType | PatchOptions = {},
   ): Promise<T> {
+    // A strategic merge patch is applied as a merge patch: lists are replaced, not merged by their keys.
+    const type = (typeof options === 'string' ? options : options.type) ?? 'merge';
     const current = this.store.get(
       storeKey(kind.apiVersion, kind.kind, kind.namespaced ? namespace : '', name),
     );
@@ -109,7 +111,7 @@ export class FakeClient implements Client {
     const next = patched as Stored;
     const requested = (patch as { metadata?: { resourceVersion?: string } } | undefined)?.metadata
       ?.resourceVersion;
-    if (type === 'merge' && requested && requested !== current.metadata.resourceVersion)
+    if (type !== 'json' && requested && requested !== current.metadata.resourceVersion)
       throw conflict(kind, name);
     next.metadata.resourceVersion = current.metadata.resourceVersion;
     if (specOf(next) !== specOf(current)) next.metadata.generation = (current.metadata.generation ?? 1) + 1;

@@ -4,6 +4,7 @@
  * account bound to a metrics-reader role gets the metrics; any other caller does not.
  */
 import https from 'node:https';
+import type { TLSSocket } from 'node:tls';
 import { CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Envtest } from '../../src/envtest/index.js';
@@ -37,7 +38,7 @@ function get(
         },
         (res) => {
           let body = '';
-          const protocol = (res.socket as import('node:tls').TLSSocket).getProtocol?.() ?? undefined;
+          const protocol = (res.socket as TLSSocket).getProtocol?.() ?? undefined;
           res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
           res.on('end', () => resolve({ status: res.statusCode ?? 0, body, protocol }));
         },

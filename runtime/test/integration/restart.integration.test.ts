@@ -304,8 +304,7 @@ describe('watches', () => {
   it('ask for bookmarks, are ended by the server after timeoutSeconds and resumed', async () => {
     const ns = await createNamespace(env, 'bookmarks');
     const path = `/api/v1/namespaces/${ns}/configmaps`;
-    // random() = -0.996 makes timeoutSeconds 1 instead of 300-600.
-    const watch = watchWithBookmarks(env.kubeConfig, { random: () => -0.996 });
+    const watch = watchWithBookmarks(env.kubeConfig, { timeoutSeconds: 1 });
     const types: string[] = [];
     let ended = false;
     await watch.watch(
@@ -354,7 +353,7 @@ describe('a watch that goes silent', () => {
     // timeoutSeconds 1, grace 500 ms: a watch still open after 1.5 s is dead.
     const listWatch = new ListWatch(
       path,
-      watchWithBookmarks(throughRelay(), { random: () => -0.996, graceMs: 500 }),
+      watchWithBookmarks(throughRelay(), { timeoutSeconds: 1, graceMs: 500 }),
       async () => {
         const page = await relayClient.listPage(ConfigMapKind, { namespace: ns });
         return page as {

@@ -20,6 +20,7 @@ import {
   isConflict,
   isNotFound,
   resourceKind,
+  retryOnConflict,
   type Client,
   type Manager,
   type Reconciler,
@@ -53,26 +54,33 @@ export class PodReconciler implements Reconciler {
   constructor(private readonly client: Client) {}
 
   async reconcile(request: Request): Promise<Result> {
+    try {
+      // Someone may change the pod between our read and our update (409 Conflict): read it again and
+      // re-apply the change, up to 5 times 10 ms apart (client-go's DefaultRetry).
+      await retryOnConflict(() => this.labelPod(request));
+    } catch (err) {
+      // Still conflicting (the cache has not caught up yet): reconcile again later, with backoff.
+      if (isConflict(err)) return { requeue: true };
+      throw err;
+    }
+    return {};
+  }
+
+  /** One read-modify-write of the pod's label; a no-op when the label is as it should be. */
+  private async labelPod(request: Request): Promise<void> {
     const pod = await this.fetch(request);
-    if (pod === undefined) return {}; // deleted since the event was queued
+    if (pod === undefined) return; // deleted since the event was queued
 
     const name = pod.metadata?.name ?? request.name;
     const labels = { ...pod.metadata?.labels };
     const wanted = pod.metadata?.annotations?.[ADD_POD_NAME_LABEL_ANNOTATION] === 'true';
     const present = labels[POD_NAME_LABEL] === name;
-    if (wanted === present && (wanted || !(POD_NAME_LABEL in labels))) return {};
+    if (wanted === present && (wanted || !(POD_NAME_LABEL in labels))) return;
 
     if (wanted) labels[POD_NAME_LABEL] = name;
     else delete labels[POD_NAME_LABEL];
-    try {
-      // The update carries the resourceVersion read above: a concurrent writer makes it fail with 409.
-      await this.client.update(PodKind, { ...pod, metadata: { ...pod.metadata, labels } });
-    } catch (err) {
-      // Someone changed the pod since it was read: read it again and retry, with backoff.
-      if (isConflict(err)) return { requeue: true };
-      throw err;
-    }
-    return {};
+    // The update carries the resourceVersion read above: a concurrent writer makes it fail with 409.
+    await this.client.update(PodKind, { ...pod, metadata: { ...pod.metadata, labels } });
   }
 
   /** setupWithManager registers this reconciler for Pod events with the manager. */

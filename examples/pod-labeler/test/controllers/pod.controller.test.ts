@@ -27,10 +27,17 @@ import {
 
 const request = { namespace: 'default', name: 'web-1' };
 
-/** A client where another writer updates the pod right after each read: the reader's update is stale. */
+/**
+ * A client where another writer updates the pod right after each of the first `races` reads: the
+ * reader's update is stale.
+ */
 class RacingClient extends FakeClient {
+  races = Infinity;
+  reads = 0;
+
   override async get<T>(kind: ResourceKind<T>, name: string, namespace?: string): Promise<T> {
     const read = await super.get(kind, name, namespace);
+    if (++this.reads > this.races) return read;
     const current = await super.get(PodKind, request.name, request.namespace);
     await super.update(PodKind, {
       ...current,
@@ -84,7 +91,16 @@ describe('PodReconciler', () => {
     expect(after.metadata?.resourceVersion).toBe(before.metadata?.resourceVersion);
   });
 
-  it('asks to be requeued when another writer changed the pod meanwhile', async () => {
+  it('reads the pod again and labels it when another writer changed it meanwhile', async () => {
+    const client = new RacingClient({ objects: [pod({ [ADD_POD_NAME_LABEL_ANNOTATION]: 'true' })] });
+    client.races = 2;
+    await expect(new PodReconciler(client).reconcile(request)).resolves.toEqual({});
+    expect(client.reads).toBe(3);
+    const labels = (await client.get(PodKind, request.name, request.namespace)).metadata?.labels;
+    expect(labels).toEqual({ writer: 'other', [POD_NAME_LABEL]: 'web-1' });
+  });
+
+  it('asks to be requeued when the pod still conflicts after 5 attempts', async () => {
     const client = new RacingClient({ objects: [pod({ [ADD_POD_NAME_LABEL_ANNOTATION]: 'true' })] });
     await expect(new PodReconciler(client).reconcile(request)).resolves.toEqual({ requeue: true });
   });
