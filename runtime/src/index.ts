@@ -99,4 +99,5 @@ export {
   type BoundGauge,
 } from './metrics.js';
 export { realClock, type Clock } from './clock.js';
+export { DEFAULT_RETRY, retryOn, retryOnConflict, type Backoff } from './retry.js';
 export * from './webhook/index.js';
