@@ -19,7 +19,13 @@ export interface Backoff {
 }
 
 /** client-go's `retry.DefaultRetry`: 5 attempts, 10 ms apart with 10 % jitter. */
-export const DEFAULT_RETRY: Required<Backoff> = { steps: 5, durationMs: 10, factor: 1, jitter: 0.1, capMs: 1000 };
+export const DEFAULT_RETRY: Required<Backoff> = {
+  steps: 5,
+  durationMs: 10,
+  factor: 1,
+  jitter: 0.1,
+  capMs: 1000,
+};
 
 /**
  * Runs `fn` until it succeeds or fails with something other than a 409 Conflict; after a conflict it waits

@@ -80,6 +80,7 @@ export class FakeClient implements Client {
     if (specOf(next) !== specOf(current)) next.metadata.generation = (current.metadata.generation ?? 1) + 1;
     else next.metadata.generation = current.metadata.generation;
     keepImmutable(next, current);
+    if (unchanged(next, current)) return clone(current) as T;
     return clone(this.putOrFinalize(next)) as T;
   }
 
@@ -114,12 +115,13 @@ export class FakeClient implements Client {
     next.metadata.resourceVersion = current.metadata.resourceVersion;
     if (specOf(next) !== specOf(current)) next.metadata.generation = (current.metadata.generation ?? 1) + 1;
     keepImmutable(next, current);
+    if (unchanged(next, current)) return clone(current) as T;
     return clone(this.putOrFinalize(next)) as T;
   }
 
   /**
    * Server-side apply, simplified: creates the object when absent, else merges the configuration into it
-   * as a merge patch would. Field ownership is not tracked (no conflicts, no removal of fields left out):
+   * as a merge patch would (a merge that changes nothing keeps the resourceVersion, as on the server). Field ownership is not tracked (no conflicts, no removal of fields left out):
    * test those against envtest.
    */
   async apply<T>(kind: ResourceKind<T>, object: T, options: ApplyOptions): Promise<T> {
@@ -231,6 +233,24 @@ function conflict(kind: ResourceKind<unknown>, name: string): ApiError {
 function specOf(o: KubernetesObject): string {
   const { metadata: _metadata, status: _status, ...rest } = o as KubernetesObject & { status?: unknown };
   return JSON.stringify(rest);
+}
+
+/**
+ * Whether a write changes nothing: the API server then stores nothing and keeps the resourceVersion, so
+ * no watch event follows (a controller that applies the same configuration again does not loop).
+ */
+function unchanged(next: Stored, current: Stored): boolean {
+  const strip = (o: Stored) => ({ ...o, metadata: { ...o.metadata, resourceVersion: undefined } });
+  return canonical(strip(next)) === canonical(strip(current));
+}
+
+/** JSON with object keys sorted, so that key order does not count as a change. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Date)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
 }
 
 function keepImmutable(next: Stored, current: Stored): void {
