@@ -8,7 +8,7 @@ import { UsageError } from '../errors.js';
 import type { ProjectConfig } from '../project/config.js';
 import type { DeployImageOptions } from '../project/deploy-image.js';
 import type { Resource } from '../project/resource.js';
-import { addAtMarker } from './add-at-marker.js';
+import { markerComment } from './insert.js';
 import type { ApiContext, DeployImageContext } from './context.js';
 import type { Tree } from './tree.js';
 
@@ -51,15 +51,28 @@ export async function addDeployImage(
   options: DeployImageOptions,
 ): Promise<Record<string, unknown>> {
   const { imageEnvVar, image } = context.deployImage;
+  const env = [
+    `# The image a ${context.kind} runs when its spec names none.`,
+    `- name: ${imageEnvVar}`,
+    `  value: ${JSON.stringify(image)}`,
+  ];
   const manager = await tree.read(MANAGER);
-  if (manager !== undefined && !manager.includes(`name: ${imageEnvVar}\n`)) {
-    await addAtMarker(
-      tree,
-      MANAGER,
-      'env',
-      `# The image a ${context.kind} runs when its spec names none.\n- name: ${imageEnvVar}\n  value: ${JSON.stringify(image)}`,
-      { block: true },
-    );
+  if (manager === undefined) {
+    tree.warnings.push(`${MANAGER} not found: add ${imageEnvVar} to the manager's env by hand`);
+  } else if (!manager.includes(`name: ${imageEnvVar}\n`)) {
+    // A YAML list item keeps its own indentation under the marker's (a line insert would flatten it).
+    const marker = markerComment(MANAGER, 'env');
+    const lines = manager.split('\n');
+    const index = lines.findIndex((line) => line.trim() === marker);
+    if (index < 0) {
+      tree.warnings.push(
+        `${MANAGER} has no "${marker}" marker: add this to the manager container's env by hand:\n  ${env.join('\n  ')}`,
+      );
+    } else {
+      const indent = /^\s*/.exec(lines[index] ?? '')?.[0] ?? '';
+      lines.splice(index, 0, ...env.map((line) => indent + line));
+      await tree.write(MANAGER, lines.join('\n'));
+    }
   }
   await useClusterMode(tree);
   return recordOptions(config, context, options);
