@@ -124,6 +124,17 @@ export function variableName(kind: string): string {
   return RESERVED.has(camel) ? `${camel}Obj` : camel;
 }
 
+/**
+ * The copyright year from `SOURCE_DATE_EPOCH` (seconds since 1970, the reproducible-builds convention),
+ * so that a project made again later (the examples of this repository) is made the same; undefined when
+ * it is not set or not a plain number.
+ */
+export function sourceDateYear(env: NodeJS.ProcessEnv): number | undefined {
+  const epoch = env['SOURCE_DATE_EPOCH'];
+  if (epoch === undefined || !/^[0-9]{1,12}$/.test(epoch)) return undefined;
+  return new Date(Number(epoch) * 1000).getUTCFullYear();
+}
+
 /** The Node major of the generated Dockerfile's image: the active LTS line. */
 const NODE_MAJOR = 22;
 
