@@ -144,4 +144,22 @@ describe('FakeClient.apply', () => {
       /fieldManager/,
     );
   });
+
+  it('keeps the resourceVersion when a write changes nothing, as the API server does', async () => {
+    const client = new FakeClient();
+    const first = await client.apply(GuestbookKind, guestbook('same'), { fieldManager: 'm' });
+    const again = await client.apply(GuestbookKind, guestbook('same'), { fieldManager: 'm' });
+    expect(again.metadata?.resourceVersion).toBe(first.metadata?.resourceVersion);
+    const updated = await client.update(GuestbookKind, again);
+    expect(updated.metadata?.resourceVersion).toBe(first.metadata?.resourceVersion);
+    const changed = await client.apply(
+      GuestbookKind,
+      { ...guestbook('same'), spec: { size: 2 } },
+      {
+        fieldManager: 'm',
+      },
+    );
+    expect(changed.metadata?.resourceVersion).not.toBe(first.metadata?.resourceVersion);
+    expect(changed.metadata?.generation).toBe(2);
+  });
 });

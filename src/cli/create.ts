@@ -1,5 +1,6 @@
 /** `kubesmith create api` and `kubesmith create webhook`. */
 import type { Command } from 'commander';
+import type { DeployImageFlags } from '../project/deploy-image.js';
 import type { CommandContext } from './main.js';
 import { parseBoolean, planResult, printPlan, reportPlan } from './shared.js';
 
@@ -15,7 +16,7 @@ interface CreateWebhookFlags {
   dryRun: boolean;
 }
 
-interface CreateApiFlags {
+interface CreateApiFlags extends DeployImageFlags {
   group: string;
   version: string;
   kind: string;
@@ -115,6 +116,21 @@ Examples:
       true,
     )
     .option('--controller [bool]', 'scaffold a controller', parseBoolean, true)
+    .option(
+      '--image <image>',
+      'deploy-image: a controller that runs this image as a Deployment and a Service it owns (e.g. nginx:1.27)',
+    )
+    .option('--image-container-port <port>', 'with --image: the port the container listens on (1-65535)')
+    .option(
+      '--image-container-command <command>',
+      'with --image: the container command, comma-separated (e.g. memcached,-m=64,-v)',
+    )
+    .option('--run-as-user <uid>', 'with --image: the numeric user the container runs as (not 0)')
+    .option('--service-type <type>', 'with --image: ClusterIP (default) or NodePort')
+    .option(
+      '--node-port <port>',
+      'with --image --service-type NodePort: the node port of the sample (30000-32767)',
+    )
     .option('--force', 'scaffold again over existing files', false)
     .option('--dry-run', 'print the files that would be written, and write nothing', false)
     .addHelpText(
@@ -122,16 +138,21 @@ Examples:
       `
 Examples:
   $ kubesmith create api --group webapp --version v1 --kind Guestbook
+  $ kubesmith create api --group demo --version v1 --kind DemoApplication --image nginx:1.27 \\
+      --image-container-port 80 --service-type NodePort --node-port 30002
   $ kubesmith create api --group webapp --version v1 --kind Cluster --namespaced=false
   $ kubesmith create api --group core --version v1 --kind Pod --resource=false --controller
   $ kubesmith create api --group apps --version v1 --kind Deployment --resource=false`,
     )
     .action(async (flags: CreateApiFlags, command: Command) => {
       const { out, cwd } = contextFor(command);
+      // Flags first: a bad --image value is a usage error even outside a project.
+      const { resolveDeployImage } = await import('../project/deploy-image.js');
+      const deployImage = resolveDeployImage(flags, { resource: flags.resource });
       const { loadProject } = await import('../project/find.js');
       const project = await loadProject(cwd);
       const { planCreateApi } = await import('../scaffold/api.js');
-      const plan = await planCreateApi(project, flags);
+      const plan = await planCreateApi(project, { ...flags, ...(deployImage ? { deployImage } : {}) });
       if (flags.dryRun) {
         reportPlan(out, plan, { command: 'create api', dryRun: true });
         return;
@@ -142,7 +163,11 @@ Examples:
       const { regenerateAfterScaffold } = await import('./manifests.js');
       const manifests = await regenerateAfterScaffold(project.root, out);
       out.result(planResult(plan, { command: 'create api', dryRun: false, manifests }));
-      if (flags.resource)
+      if (deployImage)
+        out.info(
+          "\nNext: `npm test` proves the controller on envtest's cluster mode (`kubesmith envtest --with-controllers` provides it); `kubectl apply -k config/samples` runs the sample.",
+        );
+      else if (flags.resource)
         out.info('\nNext: edit the types, then run `npm run manifests` to regenerate the CRD.');
     });
 }

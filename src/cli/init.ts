@@ -59,6 +59,8 @@ Examples:
       const { resolveKubesmithPackages } = await import('../scaffold/packages.js');
       const packages = await resolveKubesmithPackages({ env });
       const { planInit } = await import('../scaffold/init.js');
+      const { sourceDateYear } = await import('../scaffold/context.js');
+      const year = sourceDateYear(env);
       const plan = await planInit({
         root: cwd,
         projectName,
@@ -69,6 +71,7 @@ Examples:
         multigroup: flags.multigroup,
         force: flags.force,
         packages,
+        ...(year !== undefined ? { year } : {}),
       });
       const source = { runtime: packages.runtime, cli: packages.cli };
       if (flags.dryRun) {

@@ -9,11 +9,13 @@ import {
   resolveResource,
   type ResourceFlags,
 } from '../project/resource.js';
-import { apiContext, type ApiContext } from './context.js';
+import type { DeployImageOptions } from '../project/deploy-image.js';
+import { apiContext, deployImageContext, type ApiContext } from './context.js';
+import { addDeployImage, checkDeployImage } from './deploy-image.js';
 import { BOILERPLATE_FILE } from './init.js';
 import { addAtMarker } from './add-at-marker.js';
 import type { Plan } from './plan.js';
-import { addFolder } from './render.js';
+import { addFolder, renderFolder } from './render.js';
 import { formatTypeScript } from './format.js';
 import { Tree } from './tree.js';
 
@@ -21,6 +23,8 @@ export interface CreateApiOptions extends ResourceFlags {
   resource: boolean;
   controller: boolean;
   force: boolean;
+  /** `--image`: the deploy-image scaffold (a controller that runs the image as a Deployment and a Service). */
+  deployImage?: DeployImageOptions;
 }
 
 /** Files written once per group-version or per project and shared by later APIs: never conflicts. */
@@ -72,6 +76,7 @@ export async function planCreateApi(project: LoadedProject, options: CreateApiOp
     );
   }
   if (options.resource) checkSingleGroup(config, resource);
+  if (options.deployImage) checkDeployImage(options, resource);
 
   const tree = new Tree(project.root, options.force);
   const boilerplate = (await tree.read(BOILERPLATE_FILE)) ?? '';
@@ -79,12 +84,29 @@ export async function planCreateApi(project: LoadedProject, options: CreateApiOp
   const ifExists = (file: string) =>
     SHARED_FILES.some((pattern) => pattern.test(file)) ? 'skip' : 'conflict';
 
+  // --image: its own types, sample, controller and tests replace those of the plain scaffold.
+  const deployImage = options.deployImage
+    ? { ...context, deployImage: deployImageContext(context, options.deployImage) }
+    : undefined;
+  const replaced = new Set<string>();
+  if (deployImage) {
+    for (const file of await renderFolder('api/deploy-image', deployImage)) {
+      replaced.add(file.path);
+      await tree.create(file.path, file.content, ifExists(file.path));
+    }
+  }
   if (options.resource) {
-    await addFolder(tree, 'api/resource', context, ifExists);
+    await addFolder(tree, 'api/resource', context, ifExists, replaced);
     await insertResourceEntries(tree, context);
   }
   if (options.controller) {
-    await addFolder(tree, resource.builtin ? 'api/builtin-controller' : 'api/controller', context, ifExists);
+    await addFolder(
+      tree,
+      resource.builtin ? 'api/builtin-controller' : 'api/controller',
+      context,
+      ifExists,
+      replaced,
+    );
     await addAtMarker(
       tree,
       'src/main.ts',
@@ -116,7 +138,10 @@ export async function planCreateApi(project: LoadedProject, options: CreateApiOp
   const resources = existing
     ? config.resources.map((item) => (item === existing ? entry : item))
     : [...config.resources, entry];
-  await tree.write(PROJECT_FILE, serializeProject({ ...config, resources }));
+  const extra = deployImage
+    ? await addDeployImage(tree, config, deployImage, options.deployImage!)
+    : config.extra;
+  await tree.write(PROJECT_FILE, serializeProject({ ...config, resources, extra }));
   await formatTypeScript(tree);
   return tree.plan();
 }

@@ -4,6 +4,7 @@
  */
 import path from 'node:path';
 import type { ProjectConfig } from '../project/config.js';
+import type { DeployImageOptions, ServiceType } from '../project/deploy-image.js';
 import { clientNodeTypeName, type Resource } from '../project/resource.js';
 import { kubesmithVersion } from '../version.js';
 import { LOCAL_PACKAGES_DIR } from './packages.js';
@@ -59,6 +60,55 @@ export interface ApiContext extends InitContext {
   testNamespace: string;
 }
 
+/** What the templates of `create api --image` (templates/api/deploy-image) add to the ApiContext. */
+export interface DeployImageContext {
+  image: string;
+  /** The manager's environment variable naming the default image: `DEMOAPPLICATION_IMAGE`. */
+  imageEnvVar: string;
+  hasContainerPort: boolean;
+  /** 0 when not given. */
+  containerPort: number;
+  hasCommand: boolean;
+  /** The command as words for a comment: `memcached -m=64`. */
+  commandText: string;
+  /** The command as a TypeScript array literal: `['memcached', '-m=64']`, `[]` when not given. */
+  commandLiteral: string;
+  hasRunAsUser: boolean;
+  /** 0 when not given. */
+  runAsUser: number;
+  serviceType: ServiceType;
+  hasNodePort: boolean;
+  /** 0 when not given. */
+  nodePort: number;
+  /** `demo.example.com/finalizer` */
+  finalizer: string;
+  /** The server-side apply field manager: `demoapplication-controller`. */
+  fieldManager: string;
+  /** The most replicas the CRD accepts. */
+  maxReplicas: number;
+}
+
+export function deployImageContext(context: ApiContext, options: DeployImageOptions): DeployImageContext {
+  const command = options.containerCommand;
+  return {
+    image: options.image,
+    imageEnvVar: `${context.kind.toUpperCase()}_IMAGE`,
+    hasContainerPort: options.containerPort !== undefined,
+    containerPort: options.containerPort ?? 0,
+    hasCommand: command.length > 0,
+    commandText: command.join(' '),
+    commandLiteral: `[${command.map((word) => `'${word.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`).join(', ')}]`,
+    hasRunAsUser: options.runAsUser !== undefined,
+    runAsUser: options.runAsUser ?? 0,
+    serviceType: options.serviceType,
+    hasNodePort: options.nodePort !== undefined,
+    nodePort: options.nodePort ?? 0,
+    finalizer: `${context.qualifiedGroup}/finalizer`,
+    fieldManager: `${context.controllerName}-controller`,
+    maxReplicas: 50,
+  };
+}
+
 /** Words that cannot name a variable in strict-mode TypeScript. */
 const RESERVED = new Set(
   (
@@ -72,6 +122,17 @@ const RESERVED = new Set(
 export function variableName(kind: string): string {
   const camel = kind.charAt(0).toLowerCase() + kind.slice(1);
   return RESERVED.has(camel) ? `${camel}Obj` : camel;
+}
+
+/**
+ * The copyright year from `SOURCE_DATE_EPOCH` (seconds since 1970, the reproducible-builds convention),
+ * so that a project made again later (the examples of this repository) is made the same; undefined when
+ * it is not set or not a plain number.
+ */
+export function sourceDateYear(env: NodeJS.ProcessEnv): number | undefined {
+  const epoch = env['SOURCE_DATE_EPOCH'];
+  if (epoch === undefined || !/^[0-9]{1,12}$/.test(epoch)) return undefined;
+  return new Date(Number(epoch) * 1000).getUTCFullYear();
 }
 
 /** The Node major of the generated Dockerfile's image: the active LTS line. */

@@ -21,6 +21,8 @@ export interface InitOptions {
   namespaced: boolean;
   multigroup: boolean;
   force: boolean;
+  /** The copyright year. Default: this year. */
+  year?: number;
   /** Where the project gets kubesmith's packages; tarballs among them are written into the project. */
   packages: KubesmithPackages;
 }

@@ -36,8 +36,11 @@ export async function addFolder(
   folder: string,
   context: object,
   ifExists: (file: string) => IfExists = () => 'conflict',
+  /** Output paths to leave out (another folder renders them). */
+  exclude: ReadonlySet<string> = new Set(),
 ): Promise<void> {
   for (const file of await renderFolder(folder, context)) {
+    if (exclude.has(file.path)) continue;
     await tree.create(file.path, file.content, ifExists(file.path));
   }
 }

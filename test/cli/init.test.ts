@@ -3,7 +3,8 @@ import { chmod, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { read, removeTemp, run, snapshot, tempDir } from '../helpers/run.js';
+import { kubesmithVersion } from '../../src/version.js';
+import { read, removeTemp, run, runWithEnv, snapshot, tempDir } from '../helpers/run.js';
 
 let dir: string;
 afterEach(async () => {
@@ -183,4 +184,16 @@ describe('kubesmith init', () => {
     expect(result.stderr).toMatch(/project name \(My_Project\) is invalid/);
     expect(result.stderr).toMatch(/hint: pass --project-name/);
   });
+});
+
+it('takes the copyright year from SOURCE_DATE_EPOCH, so that a project made again later is the same', async () => {
+  dir = await tempDir('reproducible');
+  const env = {
+    ...process.env,
+    KUBESMITH_RUNTIME_SPEC: `^${kubesmithVersion}`,
+    KUBESMITH_CLI_SPEC: `^${kubesmithVersion}`,
+    SOURCE_DATE_EPOCH: '1000000000', // 2001-09-09
+  };
+  expect((await runWithEnv(env, dir, 'init', '--domain', 'example.com', '--skip-install')).code).toBe(0);
+  expect(await read(dir, 'hack/boilerplate.ts.txt')).toMatch(/^Copyright 2001\.$/m);
 });

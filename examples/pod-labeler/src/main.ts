@@ -27,6 +27,8 @@ const settings = parseSettings(process.argv.slice(2), process.env);
 
 const mgr = Manager.create({
   metricsBindAddress: settings.metricsBindAddress,
+  metricsSecureServing: settings.metricsSecure,
+  ...(settings.metricsCertPath ? { metricsCertDir: settings.metricsCertPath } : {}),
   healthProbeBindAddress: settings.healthProbeBindAddress,
   leaderElection: settings.leaderElect,
   leaderElectionId: 'pod-labeler.example.com',

@@ -22,6 +22,13 @@ import { parseArgs } from 'node:util';
 export interface Settings {
   /** Where /metrics is served; `0` turns it off. */
   metricsBindAddress: string;
+  /**
+   * Serve /metrics over HTTPS, only to callers whose token the API server authenticates (TokenReview) and
+   * allows `get` on /metrics (SubjectAccessReview); `--metrics-secure=false` serves plain HTTP to anyone.
+   */
+  metricsSecure: boolean;
+  /** Directory of the metrics serving certificate (tls.crt, tls.key); unset: a self-signed one. */
+  metricsCertPath: string | undefined;
   /** Where /healthz and /readyz are served; `0` turns them off. */
   healthProbeBindAddress: string;
   /** Whether only one replica at a time reconciles, the one holding the leader election lease. */
@@ -34,14 +41,22 @@ export function parseSettings(argv: string[], env: NodeJS.ProcessEnv): Settings 
   const { values } = parseArgs({
     args: argv,
     options: {
-      'metrics-bind-address': { type: 'string', default: ':8080' },
+      'metrics-bind-address': { type: 'string', default: ':8443' },
+      'metrics-secure': { type: 'string', default: 'true' },
+      'metrics-cert-path': { type: 'string' },
       'health-probe-bind-address': { type: 'string', default: ':8081' },
       'leader-elect': { type: 'boolean', default: false },
     },
     strict: true,
   });
+  const secure = values['metrics-secure'];
+  if (secure !== 'true' && secure !== 'false') {
+    throw new Error(`--metrics-secure must be true or false, not "${secure}"`);
+  }
   return {
     metricsBindAddress: values['metrics-bind-address'],
+    metricsSecure: secure === 'true',
+    metricsCertPath: values['metrics-cert-path'] || undefined,
     healthProbeBindAddress: values['health-probe-bind-address'],
     leaderElect: values['leader-elect'],
     watchNamespace: env['WATCH_NAMESPACE'] || undefined,

@@ -18,9 +18,11 @@ import { describe, expect, it } from 'vitest';
 import { parseSettings } from '../src/settings.js';
 
 describe('parseSettings', () => {
-  it('serves metrics and probes on the usual ports and watches every namespace by default', () => {
+  it('serves secure metrics and probes on the usual ports and watches every namespace by default', () => {
     expect(parseSettings([], {})).toEqual({
-      metricsBindAddress: ':8080',
+      metricsBindAddress: ':8443',
+      metricsSecure: true,
+      metricsCertPath: undefined,
       healthProbeBindAddress: ':8081',
       leaderElect: false,
       watchNamespace: undefined,
@@ -31,6 +33,13 @@ describe('parseSettings', () => {
     const settings = parseSettings(['--leader-elect', '--health-probe-bind-address=:9091'], {});
     expect(settings.leaderElect).toBe(true);
     expect(settings.healthProbeBindAddress).toBe(':9091');
+  });
+
+  it('serves plain metrics with --metrics-secure=false, and refuses another value', () => {
+    expect(parseSettings(['--metrics-secure=false'], {}).metricsSecure).toBe(false);
+    expect(() => parseSettings(['--metrics-secure=no'], {})).toThrow(
+      '--metrics-secure must be true or false, not "no"',
+    );
   });
 
   it('watches one namespace when WATCH_NAMESPACE is set', () => {

@@ -4,7 +4,15 @@
  * status subresource, finalizers that hold a deletion, label selectors, and the same ApiErrors.
  */
 import { randomUUID } from 'node:crypto';
-import type { ApplyOptions, Client, DeleteOptions, ListOptions, PatchOptions, PatchType } from '../client.js';
+import type {
+  ApplyOptions,
+  Client,
+  DeleteOptions,
+  ListOptions,
+  PatchOptions,
+  PatchType,
+  RequestOptions,
+} from '../client.js';
 import { ApiError } from '../errors.js';
 import type { EventRecorder, EventType } from '../events.js';
 import { fieldMatcher, labelMatcher } from '../internal/selector.js';
@@ -40,7 +48,13 @@ export class FakeClient implements Client {
     return [...this.store.values()].map(clone);
   }
 
-  async get<T>(kind: ResourceKind<T>, name: string, namespace?: string): Promise<T> {
+  // The trailing RequestOptions (timeout, signal) of the Client interface mean nothing to an in-memory fake.
+  async get<T>(
+    kind: ResourceKind<T>,
+    name: string,
+    namespace?: string,
+    _options?: RequestOptions,
+  ): Promise<T> {
     const stored = this.store.get(
       storeKey(kind.apiVersion, kind.kind, kind.namespaced ? namespace : '', name),
     );
@@ -59,7 +73,7 @@ export class FakeClient implements Client {
       .map((o) => clone(o) as T);
   }
 
-  async create<T>(kind: ResourceKind<T>, object: T): Promise<T> {
+  async create<T>(kind: ResourceKind<T>, object: T, _options?: RequestOptions): Promise<T> {
     const o = prepare(kind, object);
     if (o.metadata.resourceVersion) {
       throw new ApiError(400, 'BadRequest', 'resourceVersion should not be set on objects to be created');
@@ -71,7 +85,7 @@ export class FakeClient implements Client {
     return clone(this.put(this.initialise(o))) as T;
   }
 
-  async update<T>(kind: ResourceKind<T>, object: T): Promise<T> {
+  async update<T>(kind: ResourceKind<T>, object: T, _options?: RequestOptions): Promise<T> {
     const o = prepare(kind, object);
     const current = this.current(kind, o);
     // The status subresource: an update of the object leaves its status as it was.
@@ -80,10 +94,11 @@ export class FakeClient implements Client {
     if (specOf(next) !== specOf(current)) next.metadata.generation = (current.metadata.generation ?? 1) + 1;
     else next.metadata.generation = current.metadata.generation;
     keepImmutable(next, current);
+    if (unchanged(next, current)) return clone(current) as T;
     return clone(this.putOrFinalize(next)) as T;
   }
 
-  async updateStatus<T>(kind: ResourceKind<T>, object: T): Promise<T> {
+  async updateStatus<T>(kind: ResourceKind<T>, object: T, _options?: RequestOptions): Promise<T> {
     const o = prepare(kind, object);
     const current = this.current(kind, o);
     const next = clone(current);
@@ -116,12 +131,13 @@ export class FakeClient implements Client {
     next.metadata.resourceVersion = current.metadata.resourceVersion;
     if (specOf(next) !== specOf(current)) next.metadata.generation = (current.metadata.generation ?? 1) + 1;
     keepImmutable(next, current);
+    if (unchanged(next, current)) return clone(current) as T;
     return clone(this.putOrFinalize(next)) as T;
   }
 
   /**
    * Server-side apply, simplified: creates the object when absent, else merges the configuration into it
-   * as a merge patch would. Field ownership is not tracked (no conflicts, no removal of fields left out):
+   * as a merge patch would (a merge that changes nothing keeps the resourceVersion, as on the server). Field ownership is not tracked (no conflicts, no removal of fields left out):
    * test those against envtest.
    */
   async apply<T>(kind: ResourceKind<T>, object: T, options: ApplyOptions): Promise<T> {
@@ -233,6 +249,24 @@ function conflict(kind: ResourceKind<unknown>, name: string): ApiError {
 function specOf(o: KubernetesObject): string {
   const { metadata: _metadata, status: _status, ...rest } = o as KubernetesObject & { status?: unknown };
   return JSON.stringify(rest);
+}
+
+/**
+ * Whether a write changes nothing: the API server then stores nothing and keeps the resourceVersion, so
+ * no watch event follows (a controller that applies the same configuration again does not loop).
+ */
+function unchanged(next: Stored, current: Stored): boolean {
+  const strip = (o: Stored) => ({ ...o, metadata: { ...o.metadata, resourceVersion: undefined } });
+  return canonical(strip(next)) === canonical(strip(current));
+}
+
+/** JSON with object keys sorted, so that key order does not count as a change. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Date)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
 }
 
 function keepImmutable(next: Stored, current: Stored): void {
