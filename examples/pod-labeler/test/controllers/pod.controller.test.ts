@@ -39,9 +39,14 @@ class RacingClient extends FakeClient {
     const read = await super.get(kind, name, namespace);
     if (++this.reads > this.races) return read;
     const current = await super.get(PodKind, request.name, request.namespace);
+    // Each write changes the pod (a counter), so that it gets a new resourceVersion, as on an API server.
     await super.update(PodKind, {
       ...current,
-      metadata: { ...current.metadata, labels: { writer: 'other' } },
+      metadata: {
+        ...current.metadata,
+        labels: { writer: 'other' },
+        annotations: { ...current.metadata?.annotations, 'other-writes': String(this.reads) },
+      },
     });
     return read;
   }
