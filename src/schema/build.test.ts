@@ -276,6 +276,78 @@ describe('validation markers', () => {
   });
 });
 
+describe('markers on a use of a named type (as controller-gen flattens $ref + field)', () => {
+  it("combine with the type's: allOf for a keyword both set, the field's rules first", () => {
+    const source = `/**
+       * +kubebuilder:validation:MinLength=1
+       * +kubebuilder:validation:MaxLength=255
+       * +kubebuilder:validation:XValidation:rule="self != 'a'"
+       */
+      type Name = string;
+      export interface Root {
+        /**
+         * +kubebuilder:validation:MinLength=10
+         * +kubebuilder:validation:XValidation:rule="self != 'b'"
+         */
+        a: Name;
+        /** +kubebuilder:validation:items:MaxLength=30 */
+        b: Name[];
+      }`;
+    expect(props(source)).toEqual({
+      a: {
+        type: 'string',
+        maxLength: 255,
+        allOf: [{ minLength: 1 }, { minLength: 10 }],
+        'x-kubernetes-validations': [{ rule: "self != 'b'" }, { rule: "self != 'a'" }],
+      },
+      b: {
+        type: 'array',
+        items: {
+          type: 'string',
+          minLength: 1,
+          allOf: [{ maxLength: 255 }, { maxLength: 30 }],
+          'x-kubernetes-validations': [{ rule: "self != 'a'" }],
+        },
+      },
+    });
+  });
+
+  it('cannot change the type', () => {
+    const { diagnostics } = schemaOf(`type Count = number;
+      export interface Root {
+        /** +kubebuilder:validation:Type=string */
+        a: Count;
+      }`);
+    expect(diagnostics.map((d) => d.split('\n')[0])).toEqual([
+      'types.ts:3:13: error: +kubebuilder:validation:Type on Root.a: conflicting types: the type is number, the marker makes it string',
+    ]);
+  });
+});
+
+describe('+k8s:immutable', () => {
+  it('adds a rule on the parent refusing to remove an optional field once set, also through extends', () => {
+    const source = `interface Base {
+        /** +k8s:immutable */
+        a?: string;
+      }
+      export interface Root extends Base {
+        /** +k8s:immutable */
+        b?: string;
+        /** +k8s:immutable */
+        c: string;
+      }`;
+    const { schema, diagnostics } = schemaOf(source);
+    expect(diagnostics).toEqual([]);
+    const immutable = { rule: 'self == oldSelf', message: 'field is immutable' };
+    expect(schema.properties?.['b']).toEqual({ type: 'string', 'x-kubernetes-validations': [immutable] });
+    expect(schema.required).toEqual(['c']);
+    expect(schema['x-kubernetes-validations']).toEqual([
+      { rule: '!has(oldSelf.a) || has(self.a)', message: 'field a is immutable once set' },
+      { rule: '!has(oldSelf.b) || has(self.b)', message: 'field b is immutable once set' },
+    ]);
+  });
+});
+
 describe('unsupported constructs', () => {
   it('are errors naming the property path and the fix', () => {
     const { diagnostics } = schemaOf(`interface Node { next?: Node }

@@ -39,6 +39,9 @@ export class SchemaBuilder {
   private readonly files = new Map<ts.SourceFile, FileMarkers>();
   private readonly cache = new Map<ts.Node, JSONSchemaProps | typeof IN_PROGRESS>();
   private readonly typesInProgress = new Set<ts.Type>();
+  /** Schemas of named types (declarations, known types): markers on their uses combine with theirs. */
+  private readonly named = new WeakSet<JSONSchemaProps>();
+  private readonly isNamed = (schema: JSONSchemaProps): boolean => this.named.has(schema);
 
   constructor(private readonly options: SchemaBuilderOptions) {
     this.checker = options.checker;
@@ -143,7 +146,7 @@ export class SchemaBuilder {
       );
       return { 'x-kubernetes-preserve-unknown-fields': true };
     }
-    if (cached) return clone(cached);
+    if (cached) return this.markNamed(clone(cached));
     this.cache.set(decl, IN_PROGRESS);
     let schema: JSONSchemaProps;
     if (ts.isInterfaceDeclaration(decl) || ts.isClassDeclaration(decl)) {
@@ -157,9 +160,9 @@ export class SchemaBuilder {
     }
     const description = this.descriptionOf(decl);
     if (description !== undefined) schema.description = description;
-    applyMarkers(schema, this.markersOf(decl), `type ${declName(decl)}`, this.markerProblem);
+    applyMarkers(schema, this.markersOf(decl), `type ${declName(decl)}`, this.markerProblem, this.isNamed);
     this.cache.set(decl, schema);
-    return clone(schema);
+    return this.markNamed(clone(schema));
   }
 
   private enumSchema(decl: ts.EnumDeclaration, path: string): JSONSchemaProps {
@@ -187,6 +190,7 @@ export class SchemaBuilder {
   ): JSONSchemaProps {
     const schema: JSONSchemaProps = { type: 'object', properties: {} };
     const required = new Set<string>();
+    const immutable: string[] = [];
     if (!ts.isTypeLiteralNode(decl)) {
       for (const clause of decl.heritageClauses ?? []) {
         if (clause.token !== ts.SyntaxKind.ExtendsKeyword) continue;
@@ -210,6 +214,7 @@ export class SchemaBuilder {
         schema.properties![name] = prop;
         if (this.isRequired(member)) required.add(name);
         else required.delete(name);
+        if (this.isImmutable(member)) immutable.push(name);
       } else if (ts.isIndexSignatureDeclaration(member)) {
         const param = member.parameters[0];
         if (!param?.type || param.type.kind !== ts.SyntaxKind.StringKeyword) {
@@ -251,7 +256,12 @@ export class SchemaBuilder {
       delete schema.additionalProperties;
     }
     if (required.size > 0) schema.required = [...required].sort();
+    addImmutableOnceSetRules(schema, immutable);
     return schema;
+  }
+
+  private isImmutable(member: ts.PropertySignature | ts.PropertyDeclaration): boolean {
+    return this.markersOf(member).some((m) => m.name === 'k8s:immutable');
   }
 
   private mergeObject(
@@ -273,6 +283,9 @@ export class SchemaBuilder {
     }
     Object.assign(target.properties!, source.properties ?? {});
     for (const r of source.required ?? []) required.add(r);
+    // As controller-gen flattens embedded structs: the last one's rules first, the type's own last.
+    const rules = source['x-kubernetes-validations'];
+    if (rules) target['x-kubernetes-validations'] = [...rules, ...(target['x-kubernetes-validations'] ?? [])];
     if (source.additionalProperties !== undefined) target.additionalProperties = source.additionalProperties;
   }
 
@@ -325,7 +338,7 @@ export class SchemaBuilder {
     }
     const description = this.descriptionOf(member);
     if (description !== undefined) schema.description = description;
-    applyMarkers(schema, markers, path, this.markerProblem);
+    applyMarkers(schema, markers, path, this.markerProblem, this.isNamed);
     for (const problem of structuralProblems(schema)) {
       this.report(member, 'not-structural', `${path}: ${problem.message}`, problem.hint);
     }
@@ -581,9 +594,14 @@ export class SchemaBuilder {
     return decl as Decl | undefined;
   }
 
+  private markNamed(schema: JSONSchemaProps): JSONSchemaProps {
+    this.named.add(schema);
+    return schema;
+  }
+
   private referenceSchema(node: ts.TypeReferenceNode, path: string): JSONSchemaProps {
     const known = this.knownSchema(node.typeName);
-    if (known) return known;
+    if (known) return this.markNamed(known);
     const name = ts.isIdentifier(node.typeName) ? node.typeName.text : node.typeName.right.text;
     const args = node.typeArguments ?? [];
     const decl = this.resolveDeclaration(node.typeName);
@@ -711,6 +729,7 @@ export class SchemaBuilder {
     const checker = this.checker;
     const schema: JSONSchemaProps = { type: 'object', properties: {} };
     const required: string[] = [];
+    const immutable: string[] = [];
     for (const prop of checker.getPropertiesOfType(type)) {
       const propPath = `${path}.${prop.name}`;
       const declaration = prop.valueDeclaration ?? prop.declarations?.[0];
@@ -729,7 +748,7 @@ export class SchemaBuilder {
         if (member) {
           const description = this.descriptionOf(member);
           if (description !== undefined) propSchema.description = description;
-          applyMarkers(propSchema, this.markersOf(member), propPath, this.markerProblem);
+          applyMarkers(propSchema, this.markersOf(member), propPath, this.markerProblem, this.isNamed);
         }
       }
       schema.properties![prop.name] = propSchema;
@@ -737,6 +756,7 @@ export class SchemaBuilder {
       const transformed = member !== undefined && (member.questionToken !== undefined) !== optional;
       const isRequired = member && !transformed ? this.isRequired(member) : !optional;
       if (isRequired) required.push(prop.name);
+      if (member && this.isImmutable(member)) immutable.push(prop.name);
     }
     const index = type.getStringIndexType();
     if (index) {
@@ -744,6 +764,7 @@ export class SchemaBuilder {
       schema.additionalProperties = this.typeSchema(index, at, `${path}[key]`);
     }
     if (required.length > 0) schema.required = required.sort();
+    addImmutableOnceSetRules(schema, immutable);
     if (named) {
       const description = this.descriptionOf(named);
       if (description !== undefined) schema.description = description;
@@ -778,6 +799,23 @@ export class SchemaBuilder {
     };
     visit(node);
     return found;
+  }
+}
+
+/**
+ * `self == oldSelf` on an immutable field does not run when an update removes the field, so its object
+ * also refuses that, as controller-gen does: a rule per optional immutable field, in field order.
+ */
+function addImmutableOnceSetRules(schema: JSONSchemaProps, fields: readonly string[]): void {
+  for (const field of fields) {
+    if (schema.required?.includes(field)) continue;
+    schema['x-kubernetes-validations'] = [
+      ...(schema['x-kubernetes-validations'] ?? []),
+      {
+        rule: `!has(oldSelf.${field}) || has(self.${field})`,
+        message: `field ${field} is immutable once set`,
+      },
+    ];
   }
 }
 
