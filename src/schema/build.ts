@@ -14,6 +14,7 @@ import {
   type MarkerRegistry,
 } from '../markers/index.js';
 import { applyMarkers } from './apply.js';
+import { packageNameFinder, type ReadFile } from './origin.js';
 import { BRAND_PROPERTIES, BRANDS, clientNodeSchema, KNOWN_TYPES } from './known.js';
 import { TYPE_META_DESCRIPTIONS } from './k8s-data.js';
 import { structuralProblems } from './structural.js';
@@ -27,12 +28,15 @@ export interface SchemaBuilderOptions {
   displayPath: (sf: ts.SourceFile) => string;
   /** Whether fields declared in `sf` are optional unless marked (`+kubebuilder:validation:Optional` on the package). */
   optionalByDefault?: (sf: ts.SourceFile) => boolean;
+  /** Reads a package.json, to learn which package a declaration comes from. Default: from disk. */
+  readFile?: ReadFile;
 }
 
 type Decl = ts.InterfaceDeclaration | ts.TypeAliasDeclaration | ts.ClassDeclaration | ts.EnumDeclaration;
 
 const IN_PROGRESS = Symbol('in progress');
 const CLIENT_NODE = '@kubernetes/client-node';
+const RUNTIME = '@kubesmith/runtime';
 
 export class SchemaBuilder {
   private readonly checker: ts.TypeChecker;
@@ -43,8 +47,11 @@ export class SchemaBuilder {
   private readonly named = new WeakSet<JSONSchemaProps>();
   private readonly isNamed = (schema: JSONSchemaProps): boolean => this.named.has(schema);
 
+  private readonly packageNameOf: (fileName: string) => string | undefined;
+
   constructor(private readonly options: SchemaBuilderOptions) {
     this.checker = options.checker;
+    this.packageNameOf = packageNameFinder(options.readFile ?? ((f) => ts.sys.readFile(f)));
   }
 
   /** The parsed markers and docs of a file, collected once. */
@@ -547,27 +554,14 @@ export class SchemaBuilder {
         };
       }
       if (origin) {
-        const known = KNOWN_TYPES[`${origin.module}#${origin.exported}`];
-        if (known) return known();
-        if (origin.module === CLIENT_NODE) {
-          // The client-node declarations lose formats, enums and int-or-string: never read them.
-          const schema = clientNodeSchema(origin.exported);
-          if (schema) return schema;
-          this.report(
-            nameNode,
-            'unknown-k8s-type',
-            `no schema data for ${origin.exported} from ${CLIENT_NODE}`,
-            'add the type to test/fixtures/k8s-types/go (the catalog) and regenerate src/schema/k8s-types.data.ts (docs/manifests.md)',
-          );
-          return { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
-        }
+        const known = this.moduleSchema(origin.module, origin.exported, nameNode);
+        if (known) return known;
       }
       if (!(symbol.flags & ts.SymbolFlags.Alias)) {
-        const file = decl?.getSourceFile().fileName ?? '';
-        if (file.includes('/@kubesmith/runtime/') || file.includes('/runtime/src/')) {
-          const known = KNOWN_TYPES[`@kubesmith/runtime#${symbol.name}`];
-          if (known) return known();
-        }
+        // Declared, not imported (re-exported through the project's own modules, or used inside the
+        // runtime's declarations): the package the declaration's file belongs to says what it is.
+        const pkg = decl && this.packageNameOf(decl.getSourceFile().fileName);
+        if (pkg === RUNTIME || pkg === CLIENT_NODE) return this.moduleSchema(pkg, symbol.name, nameNode);
         if (symbol.name === 'Date' && decl && this.isLibFile(decl.getSourceFile()))
           return KNOWN_TYPES['#Date']?.();
         return undefined;
@@ -575,6 +569,23 @@ export class SchemaBuilder {
       symbol = this.checker.getImmediateAliasedSymbol(symbol);
     }
     return undefined;
+  }
+
+  /** The fixed schema of `exported` from `module`, if it is a known type; client-node types must be. */
+  private moduleSchema(module: string, exported: string, nameNode: ts.Node): JSONSchemaProps | undefined {
+    const known = KNOWN_TYPES[`${module}#${exported}`];
+    if (known) return known();
+    if (module !== CLIENT_NODE) return undefined;
+    // The client-node declarations lose formats, enums and int-or-string: never read them.
+    const schema = clientNodeSchema(exported);
+    if (schema) return schema;
+    this.report(
+      nameNode,
+      'unknown-k8s-type',
+      `no schema data for ${exported} from ${CLIENT_NODE}`,
+      'add the type to test/fixtures/k8s-types/go (the catalog) and regenerate src/schema/k8s-types.data.ts (docs/manifests.md)',
+    );
+    return { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
   }
 
   private isLibFile(sf: ts.SourceFile): boolean {
@@ -643,8 +654,8 @@ export class SchemaBuilder {
       !alias.typeParameters &&
       type.aliasTypeArguments === undefined
     ) {
-      const known = KNOWN_TYPES[`@kubesmith/runtime#${type.aliasSymbol?.name ?? ''}`];
-      if (known && alias.getSourceFile().fileName.includes('runtime')) return known();
+      const known = KNOWN_TYPES[`${RUNTIME}#${type.aliasSymbol?.name ?? ''}`];
+      if (known && this.packageNameOf(alias.getSourceFile().fileName) === RUNTIME) return known();
     }
     if (type.flags & ts.TypeFlags.Any)
       return this.unsupported(at, path, '`any`', 'use `unknown` for free-form data, or a precise type');
