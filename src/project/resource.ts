@@ -2,9 +2,9 @@
  * A resource as `create api` and `create webhook` see it: group, version and kind from the flags,
  * checked with kubebuilder's rules, plus the names derived from them.
  */
-import pluralize from 'pluralize';
 import { KubesmithError, UsageError } from '../errors.js';
 import type { ProjectConfig, ResourceConfig } from './config.js';
+import { kubebuilderPlural } from './plural.js';
 import {
   validateGroup,
   validateKind,
@@ -86,7 +86,7 @@ function fail(problem: NameProblem | undefined): void {
 
 /** The lower-case plural kubebuilder would pick: `guestbooks`, `policies`, `ingresses`. */
 export function defaultPlural(kind: string): string {
-  return pluralize(kind.toLowerCase());
+  return kubebuilderPlural(kind);
 }
 
 /**
