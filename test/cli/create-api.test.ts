@@ -333,6 +333,11 @@ describe('kubesmith create api', () => {
       2,
     ],
     [['--version', 'V1'], /^error: Version must respect DNS-1123 \(was V1\)$/m, 2],
+    [
+      ['--kind', 'DNS'],
+      /^error: the default plural of DNS is dnsDNSes \(kubebuilder's\), which is not a DNS-1035 label\nhint: pass the plural, e\.g\. --plural dnses$/m,
+      2,
+    ],
     [['--version', ''], /^error: version cannot be empty$/m, 2],
     [
       ['--resource=maybe'],
