@@ -4,9 +4,9 @@
  * flags from the kind's markers; versions of one kind merged into one CRD, sorted by name.
  */
 import path from 'node:path';
-import pluralize from 'pluralize';
 import { ts } from './ts-morph.cjs';
 import { isError, type Marker } from '../markers/index.js';
+import { crdDefaultPlural } from '../project/plural.js';
 import { crdSchemaProblems, type JSONSchemaProps } from '../schema/index.js';
 import type { ManifestContext } from './context.js';
 
@@ -238,7 +238,7 @@ export function generateCrds(
     const names: Record<string, unknown> = {
       kind: first.kind,
       listKind: `${first.kind}List`,
-      plural: pluralize(lower),
+      plural: crdDefaultPlural(first.kind),
       singular: lower,
     };
     let scope = 'Namespaced';

@@ -2,9 +2,9 @@
  * A resource as `create api` and `create webhook` see it: group, version and kind from the flags,
  * checked with kubebuilder's rules, plus the names derived from them.
  */
-import pluralize from 'pluralize';
 import { KubesmithError, UsageError } from '../errors.js';
 import type { ProjectConfig, ResourceConfig } from './config.js';
+import { crdDefaultPlural, kubebuilderPlural } from './plural.js';
 import {
   validateGroup,
   validateKind,
@@ -86,7 +86,7 @@ function fail(problem: NameProblem | undefined): void {
 
 /** The lower-case plural kubebuilder would pick: `guestbooks`, `policies`, `ingresses`. */
 export function defaultPlural(kind: string): string {
-  return pluralize(kind.toLowerCase());
+  return kubebuilderPlural(kind);
 }
 
 /**
@@ -101,7 +101,15 @@ export function resolveResource(flags: ResourceFlags, project: ProjectConfig, bu
   fail(validateGroup(flags.group, domain));
   fail(validateKind(flags.kind));
   const plural = flags.plural ?? defaultPlural(flags.kind);
-  fail(validatePlural(plural));
+  const pluralProblem = validatePlural(plural);
+  if (pluralProblem && flags.plural === undefined) {
+    // kubebuilder's inflection upper-cases acronyms it knows (`dns` -> `dnsDNSes`): name one.
+    throw new UsageError(
+      `the default plural of ${flags.kind} is ${plural} (kubebuilder's), which is not a DNS-1035 label`,
+      `pass the plural, e.g. --plural ${crdDefaultPlural(flags.kind)}`,
+    );
+  }
+  fail(pluralProblem);
   const qualifiedGroup = isBuiltin
     ? flags.group === 'core'
       ? ''

@@ -5,6 +5,7 @@
 import path from 'node:path';
 import type { ProjectConfig } from '../project/config.js';
 import type { DeployImageOptions, ServiceType } from '../project/deploy-image.js';
+import { crdDefaultPlural } from '../project/plural.js';
 import { clientNodeTypeName, type Resource } from '../project/resource.js';
 import { kubesmithVersion } from '../version.js';
 import { LOCAL_PACKAGES_DIR } from './packages.js';
@@ -41,6 +42,11 @@ export interface ApiContext extends InitContext {
   rbacGroup: string;
   rbacGroupMarker: string;
   resourceNamespaced: boolean;
+  /**
+   * The arguments of the kind's `+kubebuilder:resource` marker, `''` for none: `path=<plural>` when the
+   * plural is not the one the CRD generator picks by itself, `scope=Cluster` for a cluster-scoped kind.
+   */
+  resourceMarkerArgs: string;
   clientType: string;
   controllerDir: string;
   controllerFile: string;
@@ -225,6 +231,7 @@ export function apiContext(project: ProjectConfig, resource: Resource, boilerpla
     rbacGroup: resource.qualifiedGroup,
     rbacGroupMarker: resource.qualifiedGroup || 'core',
     resourceNamespaced: resource.namespaced,
+    resourceMarkerArgs: resourceMarkerArgs(resource),
     clientType: resource.builtin ? clientNodeTypeName(resource) : resource.kind,
     controllerDir,
     controllerFile,
@@ -240,4 +247,17 @@ export function apiContext(project: ProjectConfig, resource: Resource, boilerpla
     rootFromTest: `${path.posix.relative(testDir, '.')}/`,
     testNamespace: resource.namespaced ? 'default' : '',
   };
+}
+
+/**
+ * `path=` whenever the plural differs from the CRD generator's default, so the CRD's name always matches
+ * PROJECT, the roles and config/crd/kustomization.yaml. kubebuilder writes it only when the plural is not
+ * its own default; the two defaults differ for a few kinds (`ClusterDNS`: clusterdns for kubebuilder,
+ * clusterdnses for controller-gen), where a kubebuilder project's CRD then misses its kustomization entry.
+ */
+function resourceMarkerArgs(resource: Resource): string {
+  const args: string[] = [];
+  if (resource.plural !== crdDefaultPlural(resource.kind)) args.push(`path=${resource.plural}`);
+  if (!resource.namespaced) args.push('scope=Cluster');
+  return args.join(',');
 }

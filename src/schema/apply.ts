@@ -5,6 +5,7 @@
  */
 import { ITEMS_PREFIX, type Marker } from '../markers/index.js';
 import { celProblem, re2Problem, valueProblems } from './checks.js';
+import { combineUse, useShape } from './combine.js';
 import type { JSONSchemaProps, ValidationRule } from './types.js';
 
 const V = 'kubebuilder:validation:';
@@ -269,12 +270,17 @@ const APPLIERS: Record<string, Applier> = {
   },
 };
 
-/** Applies the schema markers among `markers` to `schema`, in controller-gen's order. `what` names it. */
+/**
+ * Applies the schema markers among `markers` to `schema`, in controller-gen's order. `what` names it.
+ * Where `isNamed` says a schema (the schema itself or its items) is a named type's, the markers combine
+ * with that type's own (combine.ts) instead of overwriting them.
+ */
 export function applyMarkers(
   schema: JSONSchemaProps,
   markers: readonly Marker[],
   what: string,
   problem: MarkerProblem,
+  isNamed: (schema: JSONSchemaProps) => boolean = () => false,
 ): void {
   const direct: { marker: Marker; name: string }[] = [];
   const items: { marker: Marker; name: string }[] = [];
@@ -294,16 +300,34 @@ export function applyMarkers(
       problem(marker, `+${marker.name} on ${what}: ${message}`, hint),
     );
   };
-  for (const entry of direct.sort(byPriority)) run(schema, entry);
-  for (const entry of items.sort(byPriority)) {
-    if (schema.type !== 'array' || schema.items === undefined) {
-      problem(
-        entry.marker,
-        `+${entry.marker.name} on ${what}: items markers apply to arrays, not to ${withArticle(typeOf(schema))}`,
-      );
-      continue;
+  /** Runs `entries` on `target`, or on the shape of a use of a named type, then combined with it. */
+  const runAll = (target: JSONSchemaProps, entries: typeof direct, named: boolean) => {
+    if (!named) {
+      for (const entry of entries) run(target, entry);
+      return;
     }
-    run(schema.items, entry);
+    const shape = useShape(target);
+    for (const entry of entries) run(shape, entry);
+    const conflict = combineUse(target, shape);
+    const culprit = entries.find((e) => e.name === `${V}Type`) ?? entries[0];
+    if (conflict && culprit)
+      problem(culprit.marker, `+${culprit.marker.name} on ${what}: ${conflict}`, 'remove the marker');
+  };
+  const named = direct.length > 0 && isNamed(schema);
+  runAll(schema, direct.sort(byPriority), named);
+  const itemEntries = items.sort(byPriority);
+  if (itemEntries.length > 0) {
+    if (schema.type !== 'array' || schema.items === undefined) {
+      for (const entry of itemEntries) {
+        problem(
+          entry.marker,
+          `+${entry.marker.name} on ${what}: items markers apply to arrays, not to ${withArticle(typeOf(schema))}`,
+        );
+      }
+    } else {
+      // The items of a named array type are that type's too.
+      runAll(schema.items, itemEntries, isNamed(schema.items) || isNamed(schema));
+    }
   }
   checkDefault(schema, direct, what, problem);
 }

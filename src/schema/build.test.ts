@@ -200,6 +200,83 @@ describe('type mapping (DESIGN §4)', () => {
   });
 });
 
+describe('known types are recognised by the package they come from, never by a path', () => {
+  /** The schema of Root in `files` (an in-memory project), reading package.json files from there too. */
+  function rootSchema(files: Record<string, string>, rootFile: string): JSONSchemaProps {
+    const project = new Project({
+      useInMemoryFileSystem: true,
+      compilerOptions: {
+        strict: true,
+        target: ts.ScriptTarget.ES2022,
+        module: ts.ModuleKind.NodeNext,
+        moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      },
+    });
+    const fs = project.getFileSystem();
+    for (const [name, text] of Object.entries(files)) {
+      if (name.endsWith('.ts')) project.createSourceFile(name, text);
+      else fs.writeFileSync(name, text);
+    }
+    const diagnostics: Diagnostic[] = [];
+    const builder = new SchemaBuilder({
+      checker: project.getTypeChecker().compilerObject,
+      registry: defaultRegistry(),
+      diagnostics,
+      displayPath: (sf) => sf.fileName,
+      readFile: (f) => (fs.fileExistsSync(f) ? fs.readFileSync(f) : undefined),
+    });
+    const sf = project.getSourceFileOrThrow(rootFile).compilerNode;
+    const root = sf.statements.find(
+      (st): st is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(st) && st.name.text === 'Root',
+    );
+    if (!root) throw new Error('no Root');
+    const schema = builder.declarationSchema(root, 'Root');
+    expect(diagnostics.map(formatDiagnostic)).toEqual([]);
+    return schema;
+  }
+  const OWN_DURATION = `export interface Duration { amount: number }
+    export interface Root { d: Duration }`;
+  const OBJECT = { type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'] };
+
+  it("keep a project's own Duration under a path holding @kubesmith/runtime/ and runtime/src/", () => {
+    const dir = '/home/me/@kubesmith/runtime';
+    const schema = rootSchema(
+      {
+        [`${dir}/package.json`]: '{"name": "my-operator"}',
+        [`${dir}/src/api/types.ts`]: OWN_DURATION,
+      },
+      `${dir}/src/api/types.ts`,
+    );
+    expect(schema.properties?.['d']).toEqual(OBJECT);
+    // Without any package.json nothing says it is the runtime's either.
+    const bare = rootSchema({ '/x/runtime/src/types.ts': OWN_DURATION }, '/x/runtime/src/types.ts');
+    expect(bare.properties?.['d']).toEqual(OBJECT);
+  });
+
+  it("map the runtime's Duration and Time reached through the project's own re-export", () => {
+    const pkg = '/p/node_modules/@kubesmith/runtime';
+    const schema = rootSchema(
+      {
+        '/p/package.json': '{"name": "my-operator", "type": "module"}',
+        [`${pkg}/package.json`]:
+          '{"name": "@kubesmith/runtime", "type": "module", "types": "./dist/index.d.ts"}',
+        // A nameless package.json below the package's own (as dual packages have) does not hide it.
+        [`${pkg}/dist/package.json`]: '{"type": "module"}',
+        [`${pkg}/dist/index.d.ts`]: `export type Duration = string;
+          export interface Time { seconds: number }`,
+        '/p/src/api/common.ts': `export type { Duration, Time } from '@kubesmith/runtime';`,
+        '/p/src/api/types.ts': `import type { Duration, Time } from './common.js';
+          export interface Root { d: Duration; t: Time }`,
+      },
+      '/p/src/api/types.ts',
+    );
+    expect(schema.properties).toEqual({
+      d: { type: 'string' },
+      t: { type: 'string', format: 'date-time' },
+    });
+  });
+});
+
 describe('@kubernetes/client-node types', () => {
   it('take the schema controller-gen emits for the k8s.io/api type', () => {
     const p = props(`import type { V1ServicePort } from '@kubernetes/client-node';
@@ -272,6 +349,78 @@ describe('validation markers', () => {
       'types.ts:9:11: error: +kubebuilder:validation:MinItems on Root.o: minItems applies to arrays, not to an object',
       'types.ts:13:10: error: +kubebuilder:default on Root.e: the default "c" is not one of the allowed values "a", "b"',
       'types.ts:16:11: error: +kubebuilder:default on Root.d: the default 1 is an integer, but the field is a string',
+    ]);
+  });
+});
+
+describe('markers on a use of a named type (as controller-gen flattens $ref + field)', () => {
+  it("combine with the type's: allOf for a keyword both set, the field's rules first", () => {
+    const source = `/**
+       * +kubebuilder:validation:MinLength=1
+       * +kubebuilder:validation:MaxLength=255
+       * +kubebuilder:validation:XValidation:rule="self != 'a'"
+       */
+      type Name = string;
+      export interface Root {
+        /**
+         * +kubebuilder:validation:MinLength=10
+         * +kubebuilder:validation:XValidation:rule="self != 'b'"
+         */
+        a: Name;
+        /** +kubebuilder:validation:items:MaxLength=30 */
+        b: Name[];
+      }`;
+    expect(props(source)).toEqual({
+      a: {
+        type: 'string',
+        maxLength: 255,
+        allOf: [{ minLength: 1 }, { minLength: 10 }],
+        'x-kubernetes-validations': [{ rule: "self != 'b'" }, { rule: "self != 'a'" }],
+      },
+      b: {
+        type: 'array',
+        items: {
+          type: 'string',
+          minLength: 1,
+          allOf: [{ maxLength: 255 }, { maxLength: 30 }],
+          'x-kubernetes-validations': [{ rule: "self != 'a'" }],
+        },
+      },
+    });
+  });
+
+  it('cannot change the type', () => {
+    const { diagnostics } = schemaOf(`type Count = number;
+      export interface Root {
+        /** +kubebuilder:validation:Type=string */
+        a: Count;
+      }`);
+    expect(diagnostics.map((d) => d.split('\n')[0])).toEqual([
+      'types.ts:3:13: error: +kubebuilder:validation:Type on Root.a: conflicting types: the type is number, the marker makes it string',
+    ]);
+  });
+});
+
+describe('+k8s:immutable', () => {
+  it('adds a rule on the parent refusing to remove an optional field once set, also through extends', () => {
+    const source = `interface Base {
+        /** +k8s:immutable */
+        a?: string;
+      }
+      export interface Root extends Base {
+        /** +k8s:immutable */
+        b?: string;
+        /** +k8s:immutable */
+        c: string;
+      }`;
+    const { schema, diagnostics } = schemaOf(source);
+    expect(diagnostics).toEqual([]);
+    const immutable = { rule: 'self == oldSelf', message: 'field is immutable' };
+    expect(schema.properties?.['b']).toEqual({ type: 'string', 'x-kubernetes-validations': [immutable] });
+    expect(schema.required).toEqual(['c']);
+    expect(schema['x-kubernetes-validations']).toEqual([
+      { rule: '!has(oldSelf.a) || has(self.a)', message: 'field a is immutable once set' },
+      { rule: '!has(oldSelf.b) || has(self.b)', message: 'field b is immutable once set' },
     ]);
   });
 });

@@ -14,6 +14,7 @@ import {
   type MarkerRegistry,
 } from '../markers/index.js';
 import { applyMarkers } from './apply.js';
+import { packageNameFinder, type ReadFile } from './origin.js';
 import { BRAND_PROPERTIES, BRANDS, clientNodeSchema, KNOWN_TYPES } from './known.js';
 import { TYPE_META_DESCRIPTIONS } from './k8s-data.js';
 import { structuralProblems } from './structural.js';
@@ -27,21 +28,30 @@ export interface SchemaBuilderOptions {
   displayPath: (sf: ts.SourceFile) => string;
   /** Whether fields declared in `sf` are optional unless marked (`+kubebuilder:validation:Optional` on the package). */
   optionalByDefault?: (sf: ts.SourceFile) => boolean;
+  /** Reads a package.json, to learn which package a declaration comes from. Default: from disk. */
+  readFile?: ReadFile;
 }
 
 type Decl = ts.InterfaceDeclaration | ts.TypeAliasDeclaration | ts.ClassDeclaration | ts.EnumDeclaration;
 
 const IN_PROGRESS = Symbol('in progress');
 const CLIENT_NODE = '@kubernetes/client-node';
+const RUNTIME = '@kubesmith/runtime';
 
 export class SchemaBuilder {
   private readonly checker: ts.TypeChecker;
   private readonly files = new Map<ts.SourceFile, FileMarkers>();
   private readonly cache = new Map<ts.Node, JSONSchemaProps | typeof IN_PROGRESS>();
   private readonly typesInProgress = new Set<ts.Type>();
+  /** Schemas of named types (declarations, known types): markers on their uses combine with theirs. */
+  private readonly named = new WeakSet<JSONSchemaProps>();
+  private readonly isNamed = (schema: JSONSchemaProps): boolean => this.named.has(schema);
+
+  private readonly packageNameOf: (fileName: string) => string | undefined;
 
   constructor(private readonly options: SchemaBuilderOptions) {
     this.checker = options.checker;
+    this.packageNameOf = packageNameFinder(options.readFile ?? ((f) => ts.sys.readFile(f)));
   }
 
   /** The parsed markers and docs of a file, collected once. */
@@ -143,7 +153,7 @@ export class SchemaBuilder {
       );
       return { 'x-kubernetes-preserve-unknown-fields': true };
     }
-    if (cached) return clone(cached);
+    if (cached) return this.markNamed(clone(cached));
     this.cache.set(decl, IN_PROGRESS);
     let schema: JSONSchemaProps;
     if (ts.isInterfaceDeclaration(decl) || ts.isClassDeclaration(decl)) {
@@ -157,9 +167,9 @@ export class SchemaBuilder {
     }
     const description = this.descriptionOf(decl);
     if (description !== undefined) schema.description = description;
-    applyMarkers(schema, this.markersOf(decl), `type ${declName(decl)}`, this.markerProblem);
+    applyMarkers(schema, this.markersOf(decl), `type ${declName(decl)}`, this.markerProblem, this.isNamed);
     this.cache.set(decl, schema);
-    return clone(schema);
+    return this.markNamed(clone(schema));
   }
 
   private enumSchema(decl: ts.EnumDeclaration, path: string): JSONSchemaProps {
@@ -187,6 +197,7 @@ export class SchemaBuilder {
   ): JSONSchemaProps {
     const schema: JSONSchemaProps = { type: 'object', properties: {} };
     const required = new Set<string>();
+    const immutable: string[] = [];
     if (!ts.isTypeLiteralNode(decl)) {
       for (const clause of decl.heritageClauses ?? []) {
         if (clause.token !== ts.SyntaxKind.ExtendsKeyword) continue;
@@ -210,6 +221,7 @@ export class SchemaBuilder {
         schema.properties![name] = prop;
         if (this.isRequired(member)) required.add(name);
         else required.delete(name);
+        if (this.isImmutable(member)) immutable.push(name);
       } else if (ts.isIndexSignatureDeclaration(member)) {
         const param = member.parameters[0];
         if (!param?.type || param.type.kind !== ts.SyntaxKind.StringKeyword) {
@@ -251,7 +263,12 @@ export class SchemaBuilder {
       delete schema.additionalProperties;
     }
     if (required.size > 0) schema.required = [...required].sort();
+    addImmutableOnceSetRules(schema, immutable);
     return schema;
+  }
+
+  private isImmutable(member: ts.PropertySignature | ts.PropertyDeclaration): boolean {
+    return this.markersOf(member).some((m) => m.name === 'k8s:immutable');
   }
 
   private mergeObject(
@@ -273,6 +290,9 @@ export class SchemaBuilder {
     }
     Object.assign(target.properties!, source.properties ?? {});
     for (const r of source.required ?? []) required.add(r);
+    // As controller-gen flattens embedded structs: the last one's rules first, the type's own last.
+    const rules = source['x-kubernetes-validations'];
+    if (rules) target['x-kubernetes-validations'] = [...rules, ...(target['x-kubernetes-validations'] ?? [])];
     if (source.additionalProperties !== undefined) target.additionalProperties = source.additionalProperties;
   }
 
@@ -325,7 +345,7 @@ export class SchemaBuilder {
     }
     const description = this.descriptionOf(member);
     if (description !== undefined) schema.description = description;
-    applyMarkers(schema, markers, path, this.markerProblem);
+    applyMarkers(schema, markers, path, this.markerProblem, this.isNamed);
     for (const problem of structuralProblems(schema)) {
       this.report(member, 'not-structural', `${path}: ${problem.message}`, problem.hint);
     }
@@ -534,27 +554,14 @@ export class SchemaBuilder {
         };
       }
       if (origin) {
-        const known = KNOWN_TYPES[`${origin.module}#${origin.exported}`];
-        if (known) return known();
-        if (origin.module === CLIENT_NODE) {
-          // The client-node declarations lose formats, enums and int-or-string: never read them.
-          const schema = clientNodeSchema(origin.exported);
-          if (schema) return schema;
-          this.report(
-            nameNode,
-            'unknown-k8s-type',
-            `no schema data for ${origin.exported} from ${CLIENT_NODE}`,
-            'add the type to test/fixtures/k8s-types/go (the catalog) and regenerate src/schema/k8s-types.data.ts (docs/manifests.md)',
-          );
-          return { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
-        }
+        const known = this.moduleSchema(origin.module, origin.exported, nameNode);
+        if (known) return known;
       }
       if (!(symbol.flags & ts.SymbolFlags.Alias)) {
-        const file = decl?.getSourceFile().fileName ?? '';
-        if (file.includes('/@kubesmith/runtime/') || file.includes('/runtime/src/')) {
-          const known = KNOWN_TYPES[`@kubesmith/runtime#${symbol.name}`];
-          if (known) return known();
-        }
+        // Declared, not imported (re-exported through the project's own modules, or used inside the
+        // runtime's declarations): the package the declaration's file belongs to says what it is.
+        const pkg = decl && this.packageNameOf(decl.getSourceFile().fileName);
+        if (pkg === RUNTIME || pkg === CLIENT_NODE) return this.moduleSchema(pkg, symbol.name, nameNode);
         if (symbol.name === 'Date' && decl && this.isLibFile(decl.getSourceFile()))
           return KNOWN_TYPES['#Date']?.();
         return undefined;
@@ -562,6 +569,23 @@ export class SchemaBuilder {
       symbol = this.checker.getImmediateAliasedSymbol(symbol);
     }
     return undefined;
+  }
+
+  /** The fixed schema of `exported` from `module`, if it is a known type; client-node types must be. */
+  private moduleSchema(module: string, exported: string, nameNode: ts.Node): JSONSchemaProps | undefined {
+    const known = KNOWN_TYPES[`${module}#${exported}`];
+    if (known) return known();
+    if (module !== CLIENT_NODE) return undefined;
+    // The client-node declarations lose formats, enums and int-or-string: never read them.
+    const schema = clientNodeSchema(exported);
+    if (schema) return schema;
+    this.report(
+      nameNode,
+      'unknown-k8s-type',
+      `no schema data for ${exported} from ${CLIENT_NODE}`,
+      'add the type to test/fixtures/k8s-types/go (the catalog) and regenerate src/schema/k8s-types.data.ts (docs/manifests.md)',
+    );
+    return { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
   }
 
   private isLibFile(sf: ts.SourceFile): boolean {
@@ -581,9 +605,14 @@ export class SchemaBuilder {
     return decl as Decl | undefined;
   }
 
+  private markNamed(schema: JSONSchemaProps): JSONSchemaProps {
+    this.named.add(schema);
+    return schema;
+  }
+
   private referenceSchema(node: ts.TypeReferenceNode, path: string): JSONSchemaProps {
     const known = this.knownSchema(node.typeName);
-    if (known) return known;
+    if (known) return this.markNamed(known);
     const name = ts.isIdentifier(node.typeName) ? node.typeName.text : node.typeName.right.text;
     const args = node.typeArguments ?? [];
     const decl = this.resolveDeclaration(node.typeName);
@@ -625,8 +654,8 @@ export class SchemaBuilder {
       !alias.typeParameters &&
       type.aliasTypeArguments === undefined
     ) {
-      const known = KNOWN_TYPES[`@kubesmith/runtime#${type.aliasSymbol?.name ?? ''}`];
-      if (known && alias.getSourceFile().fileName.includes('runtime')) return known();
+      const known = KNOWN_TYPES[`${RUNTIME}#${type.aliasSymbol?.name ?? ''}`];
+      if (known && this.packageNameOf(alias.getSourceFile().fileName) === RUNTIME) return known();
     }
     if (type.flags & ts.TypeFlags.Any)
       return this.unsupported(at, path, '`any`', 'use `unknown` for free-form data, or a precise type');
@@ -711,6 +740,7 @@ export class SchemaBuilder {
     const checker = this.checker;
     const schema: JSONSchemaProps = { type: 'object', properties: {} };
     const required: string[] = [];
+    const immutable: string[] = [];
     for (const prop of checker.getPropertiesOfType(type)) {
       const propPath = `${path}.${prop.name}`;
       const declaration = prop.valueDeclaration ?? prop.declarations?.[0];
@@ -729,7 +759,7 @@ export class SchemaBuilder {
         if (member) {
           const description = this.descriptionOf(member);
           if (description !== undefined) propSchema.description = description;
-          applyMarkers(propSchema, this.markersOf(member), propPath, this.markerProblem);
+          applyMarkers(propSchema, this.markersOf(member), propPath, this.markerProblem, this.isNamed);
         }
       }
       schema.properties![prop.name] = propSchema;
@@ -737,6 +767,7 @@ export class SchemaBuilder {
       const transformed = member !== undefined && (member.questionToken !== undefined) !== optional;
       const isRequired = member && !transformed ? this.isRequired(member) : !optional;
       if (isRequired) required.push(prop.name);
+      if (member && this.isImmutable(member)) immutable.push(prop.name);
     }
     const index = type.getStringIndexType();
     if (index) {
@@ -744,6 +775,7 @@ export class SchemaBuilder {
       schema.additionalProperties = this.typeSchema(index, at, `${path}[key]`);
     }
     if (required.length > 0) schema.required = required.sort();
+    addImmutableOnceSetRules(schema, immutable);
     if (named) {
       const description = this.descriptionOf(named);
       if (description !== undefined) schema.description = description;
@@ -778,6 +810,23 @@ export class SchemaBuilder {
     };
     visit(node);
     return found;
+  }
+}
+
+/**
+ * `self == oldSelf` on an immutable field does not run when an update removes the field, so its object
+ * also refuses that, as controller-gen does: a rule per optional immutable field, in field order.
+ */
+function addImmutableOnceSetRules(schema: JSONSchemaProps, fields: readonly string[]): void {
+  for (const field of fields) {
+    if (schema.required?.includes(field)) continue;
+    schema['x-kubernetes-validations'] = [
+      ...(schema['x-kubernetes-validations'] ?? []),
+      {
+        rule: `!has(oldSelf.${field}) || has(self.${field})`,
+        message: `field ${field} is immutable once set`,
+      },
+    ];
   }
 }
 

@@ -29,6 +29,13 @@ const pod = [
   '--controller',
 ];
 
+/** config/crd/kustomization.yaml lists exactly `bases`, and each is a generated CRD file. */
+async function expectKustomizedCrdsExist(root: string, bases: string[]): Promise<void> {
+  const kustomization = parse(await read(root, 'config/crd/kustomization.yaml')) as { resources: string[] };
+  expect(kustomization.resources).toEqual(bases);
+  for (const base of bases) expect(existsSync(path.join(root, 'config/crd', base)), base).toBe(true);
+}
+
 function count(text: string, fragment: string): number {
   return text.split(fragment).length - 1;
 }
@@ -275,6 +282,34 @@ describe('kubesmith create api', () => {
     ).toBe(0);
     expect(await read(dir, 'src/controllers/octopus.controller.ts')).toMatch(/resources=octopodes/);
     expect(parse(await read(dir, 'PROJECT'))).toMatchObject({ resources: [{ plural: 'octopodes' }] });
+    // The CRD is named with it too, so config/crd/kustomization.yaml refers to a file that exists.
+    expect(await read(dir, 'src/api/webapp/v1/octopus.types.ts')).toMatch(
+      /^ \* \+kubebuilder:resource:path=octopodes$/m,
+    );
+    const crd = parse(await read(dir, 'config/crd/bases/webapp.example.com_octopodes.yaml')) as {
+      metadata: { name: string };
+      spec: { names: { plural: string } };
+    };
+    expect(crd.metadata.name).toBe('octopodes.webapp.example.com');
+    expect(crd.spec.names.plural).toBe('octopodes');
+    await expectKustomizedCrdsExist(dir, ['bases/webapp.example.com_octopodes.yaml']);
+  });
+
+  it('names the CRD with the recorded plural where kubebuilder and controller-gen default differently', async () => {
+    // flect pluralizes `clusterdns` (kubebuilder) as clusterdns but `ClusterDNS` (controller-gen) as clusterdnses.
+    const args = ['create', 'api', '--group', 'net', '--version', 'v1', '--kind', 'ClusterDNS'];
+    expect((await run(dir, ...args, '--namespaced=false')).code).toBe(0);
+    // kubebuilder's default plural: PROJECT leaves it out, the roles use it.
+    expect(await read(dir, 'src/controllers/clusterdns.controller.ts')).toMatch(/resources=clusterdns,/);
+    expect(await read(dir, 'src/api/net/v1/clusterdns.types.ts')).toMatch(
+      /^ \* \+kubebuilder:resource:path=clusterdns,scope=Cluster$/m,
+    );
+    await expectKustomizedCrdsExist(dir, ['bases/net.example.com_clusterdns.yaml']);
+  });
+
+  it('writes no path= when the plural is the default', async () => {
+    expect((await run(dir, ...guestbook)).code).toBe(0);
+    expect(await read(dir, 'src/api/webapp/v1/guestbook.types.ts')).not.toMatch(/\+kubebuilder:resource/);
   });
 
   it('leaves the project as it was when a write fails half way', async () => {
@@ -298,6 +333,11 @@ describe('kubesmith create api', () => {
       2,
     ],
     [['--version', 'V1'], /^error: Version must respect DNS-1123 \(was V1\)$/m, 2],
+    [
+      ['--kind', 'DNS'],
+      /^error: the default plural of DNS is dnsDNSes \(kubebuilder's\), which is not a DNS-1035 label\nhint: pass the plural, e\.g\. --plural dnses$/m,
+      2,
+    ],
     [['--version', ''], /^error: version cannot be empty$/m, 2],
     [
       ['--resource=maybe'],

@@ -159,4 +159,52 @@ describe('generated manifests on a real API server', () => {
       expect(result.all).toMatch(message);
     });
   });
+
+  describe('crd-semantics: Locker', () => {
+    const locker = (spec: object, name = `l-${Math.random().toString(36).slice(2, 8)}`) => ({
+      apiVersion: 'storage.example.com/v1',
+      kind: 'Locker',
+      metadata: { name, namespace: 'default' },
+      spec: { region: 'north', ...spec },
+    });
+    const replace = (manifest: object) => kubectl(['replace', '-f', '-'], JSON.stringify(manifest));
+
+    it('refuses an update that changes or removes an immutable field once set', async () => {
+      const created = locker({ owner: 'ann', zone: 'east' });
+      const name = created.metadata.name;
+      expect((await apply(created)).all).toMatch(/serverside-applied/);
+      const changed = await replace(locker({ owner: 'bob', zone: 'east' }, name));
+      expect(changed.exitCode).not.toBe(0);
+      expect(changed.all).toMatch(/spec\.owner: Invalid value: "bob": field is immutable/);
+      const removed = await replace(locker({ zone: 'east' }, name));
+      expect(removed.exitCode).not.toBe(0);
+      expect(removed.all).toMatch(/field owner is immutable once set/);
+      const zoneRemoved = await replace(locker({ owner: 'ann' }, name));
+      expect(zoneRemoved.all).toMatch(/field zone is immutable once set/);
+      // Setting an optional immutable field that was never set is allowed.
+      const unset = locker({});
+      expect((await apply(unset)).exitCode).toBe(0);
+      const set = await replace(locker({ owner: 'cid' }, unset.metadata.name));
+      expect(set.exitCode, set.all).toBe(0);
+    });
+
+    it.each([
+      // The field's minLength=10 and the type's minLength=1 both hold (allOf).
+      [
+        { code: 'abcdef' },
+        /spec\.code: Invalid value: "abcdef": spec\.code in body should be at least 10 chars long/,
+      ],
+      // The type's pattern and rule still hold under the field's own.
+      [{ code: 'abcdefghij1' }, /spec\.code in body should match '\^\[a-z\]\+\$'/],
+      [{ zone: 'xeast' }, /names do not start with x/],
+      [{ half: 'xyz' }, /spec\.half in body should match '\^\[a-m\]\+\$'/],
+      [{ count: 55 }, /spec\.count in body should be less than or equal to 50/],
+      [{ tags: ['a', 'b', 'c', 'd'] }, /spec\.tags: Too many: 4: must have at most 3 items/],
+      [{ mode: 'sealed', address: { port: 0 } }, /a host is needed/],
+    ])('refuses %j', async (spec, message) => {
+      const result = await apply(locker(spec));
+      expect(result.exitCode).not.toBe(0);
+      expect(result.all).toMatch(message);
+    });
+  });
 });
