@@ -56,6 +56,8 @@ export interface RetryOptions {
   signal?: AbortSignal;
   /** A number in [0, 1) for the jitter. Default: Math.random. */
   random?: () => number;
+  /** Test seam: waits `ms`, or rejects when `signal` aborts. Default: a timer. */
+  sleep?: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
 }
 
 /**
@@ -70,6 +72,7 @@ export async function onError<T>(
 ): Promise<T> {
   const steps = Math.max(1, Math.floor(backoff.steps));
   const random = options.random ?? Math.random;
+  const wait = options.sleep ?? sleep;
   let duration = backoff.durationMs;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -78,7 +81,7 @@ export async function onError<T>(
       if (attempt >= steps || !retriable(error)) throw error;
     }
     const base = backoff.capMs === undefined ? duration : Math.min(duration, backoff.capMs);
-    await sleep(base + random() * backoff.jitter * base, options.signal);
+    await wait(base + random() * backoff.jitter * base, options.signal);
     duration *= backoff.factor;
   }
 }

@@ -20,17 +20,25 @@ describe('retryOnConflict', () => {
     expect(calls).toBe(3);
   });
 
-  it('gives up after `steps` attempts with the last conflict, waiting about 10 ms between them', async () => {
-    const at: number[] = [];
-    const started = performance.now();
-    const outcome = await retryOnConflict(async () => {
-      at.push(performance.now() - started);
-      throw conflict();
-    }).catch((error: unknown) => error);
+  it('gives up after `steps` attempts with the last conflict, waiting 10 ms (plus up to 10 %) between them', async () => {
+    let calls = 0;
+    const waits: number[] = [];
+    const outcome = await retryOnConflict(
+      async () => {
+        calls++;
+        throw conflict();
+      },
+      DEFAULT_RETRY,
+      { sleep: async (ms) => void waits.push(ms) },
+    ).catch((error: unknown) => error);
     expect(outcome).toBeInstanceOf(ApiError);
     expect((outcome as ApiError).statusCode).toBe(409);
-    expect(at).toHaveLength(5);
-    for (let i = 1; i < at.length; i++) expect(at[i]! - at[i - 1]!).toBeGreaterThanOrEqual(9);
+    expect(calls).toBe(5);
+    expect(waits).toHaveLength(4);
+    for (const ms of waits) {
+      expect(ms).toBeGreaterThanOrEqual(10);
+      expect(ms).toBeLessThan(11);
+    }
   });
 
   it('does not retry other errors', async () => {
@@ -52,24 +60,19 @@ describe('retryOnConflict', () => {
 
   it('grows the wait by factor, caps it and adds jitter', async () => {
     const waits: number[] = [];
-    let last = performance.now();
+    let calls = 0;
     await onError(
       { steps: 4, durationMs: 5, factor: 4, jitter: 1, capMs: 30 },
       () => true,
       async () => {
-        const now = performance.now();
-        waits.push(now - last);
-        last = now;
+        calls++;
         throw new Error('again');
       },
-      { random: () => 0.5 },
+      { random: () => 0.5, sleep: async (ms) => void waits.push(ms) },
     ).catch(() => undefined);
-    // 5 * 1.5, 20 * 1.5, then min(80, 30) * 1.5: lower bounds exact, upper bounds with room for load.
-    const [, first, second, capped] = waits as [number, number, number, number];
-    expect(first).toBeGreaterThanOrEqual(7);
-    expect(second).toBeGreaterThanOrEqual(29);
-    expect(capped).toBeGreaterThanOrEqual(44);
-    expect(capped).toBeLessThan(100); // uncapped it would be 120
+    // 4 attempts, 3 waits: 5 * 1.5, 20 * 1.5, then min(80, 30) * 1.5 (uncapped it would be 120).
+    expect(calls).toBe(4);
+    expect(waits).toEqual([7.5, 30, 45]);
   });
 
   it('stops waiting when its signal is aborted', async () => {
