@@ -32,7 +32,7 @@ Examples:
     .action(async (flags: BuildInstallerFlags, command: Command) => {
       const { out, cwd, env } = contextFor(command);
       const text = flags.img ?? (env['IMG'] || 'controller:latest');
-      const { parseImageReference } = await import('../shipping/image.js');
+      const { parseImageReference } = await import('../project/image.js');
       const image = parseImageReference(text);
       if (!image) {
         throw new UsageError(

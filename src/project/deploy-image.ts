@@ -4,6 +4,7 @@
  * before anything is rendered, so a bad value is one usage error and nothing is written.
  */
 import { UsageError } from '../errors.js';
+import { imageProblem } from './image.js';
 
 export type ServiceType = 'ClusterIP' | 'NodePort';
 export const SERVICE_TYPES: readonly ServiceType[] = ['ClusterIP', 'NodePort'];
@@ -36,35 +37,7 @@ const IMAGE_ONLY: [keyof DeployImageFlags, string][] = [
   ['nodePort', '--node-port'],
 ];
 
-/** An image reference longer than this is refused (distribution/reference allows 255 for the name). */
-const MAX_IMAGE_LENGTH = 512;
 const MAX_COMMAND_LENGTH = 4096;
-
-// The grammar of github.com/distribution/reference: [domain[:port]/]path[:tag][@digest].
-const DOMAIN_COMPONENT = '(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])';
-const DOMAIN = `(?:${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})*|\\[[a-fA-F0-9:]+\\])(?::[0-9]+)?`;
-const PATH_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
-const TAG = '[\\w][\\w.-]{0,127}';
-const DIGEST = '[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}';
-const REFERENCE = new RegExp(
-  `^(?:(${DOMAIN})/)?(${PATH_COMPONENT}(?:/${PATH_COMPONENT})*)(?::(${TAG}))?(?:@(${DIGEST}))?$`,
-);
-
-/** Why `image` is not a reference a container runtime pulls, or undefined when it is one. */
-export function imageProblem(image: string): string | undefined {
-  if (image === '') return 'it is empty';
-  if (image.length > MAX_IMAGE_LENGTH) return `it is longer than ${MAX_IMAGE_LENGTH} characters`;
-  if (/\s/.test(image)) return 'it contains white space';
-  const match = REFERENCE.exec(image);
-  if (!match) {
-    if (/[A-Z]/.test(image.split(/[:@]/)[0]?.split('/').slice(-1)[0] ?? ''))
-      return 'the repository name must be lower case';
-    return 'it is not [registry/]name[:tag][@digest]';
-  }
-  const name = (match[1] ? `${match[1]}/` : '') + (match[2] ?? '');
-  if (name.length > 255) return 'the name is longer than 255 characters';
-  return undefined;
-}
 
 function integer(value: string): number | undefined {
   return /^[0-9]{1,10}$/.test(value) ? Number(value) : undefined;

@@ -7,7 +7,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KubesmithError } from '../errors.js';
-import type { ImageReference } from './image.js';
+import type { ImageReference } from '../project/image.js';
 
 /** The image name config/manager/kustomization.yaml gives the manager container. */
 export const MANAGER_IMAGE = 'controller';
