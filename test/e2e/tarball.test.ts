@@ -2,6 +2,8 @@
  * kubesmith the way the registry will serve it: `npm pack`, then `npx --package <tarball> kubesmith init` in
  * a new directory, with no KUBESMITH_* variable. This version is not on the registry, so the project must
  * carry both packages in .kubesmith/; then its install, tests and the Dockerfile's build steps must work.
+ * The project has a deploy-image API (DemoApplication, `create api --image`) and a plain one (Guestbook),
+ * whose tests run in envtest's cluster mode: the issue-11 walkthrough from the packed CLI.
  */
 import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -54,10 +56,21 @@ describe('the packed CLI through npx', () => {
       ]);
       expect(existsSync(path.join(project, 'node_modules/@kubesmith/runtime/package.json'))).toBe(true);
 
-      await shell.run('npx kubesmith create api --group webapp --version v1 --kind Guestbook', 2 * MINUTES);
+      // The DemoApplication walkthrough: the deploy-image scaffold, whose tests run in envtest's cluster mode
+      // (controllers, scheduler, KWOK); then a plain API beside it.
+      await shell.run(
+        'npx kubesmith create api --group demo --version v1 --kind DemoApplication --image nginx:1.27 --image-container-port 80',
+        2 * MINUTES,
+      );
+      await shell.run('npx kubesmith create api --group demo --version v1 --kind Guestbook', 2 * MINUTES);
       await shell.run('npm run build && npm run lint', 3 * MINUTES);
       const test = (await shell.run('npm test', 5 * MINUTES)).output;
       expect(test).toMatch(/✓ .*reconciles the sample: it becomes Available/);
+      expect(test).toMatch(/✓ .*runs the sample: a Deployment with its replicas Ready, reported Available/);
+      // All four cluster-mode tests ran and passed (vitest names only the slow ones).
+      expect(test).toMatch(
+        /✓ test\/controllers\/demoapplication\.controller\.integration\.test\.ts \(4 tests\)/,
+      );
       expect(test).not.toMatch(/skipping the envtest tests|skipped/);
       console.log(`packed CLI through npx, seconds per step:\n${shell.timings()}`);
     },
