@@ -53,8 +53,12 @@ export {
 export interface EnvtestOptions {
   /** Directories (their `.yaml`, `.yml`, `.json` files) or files holding CRDs to install. Default: none. */
   crdDirectoryPaths?: string[];
-  /** CRD objects to install besides those files. Default: none. */
-  crds?: V1CustomResourceDefinition[];
+  /**
+   * CRDs to install besides those files, as the apiserver reads them: the keys of a YAML or JSON file
+   * (`default`, `enum`, `x-kubernetes-*`). client-node's model property names (`x_kubernetes_*`, `_default`)
+   * are unknown fields to the apiserver, and fail the start with their name. Default: none.
+   */
+  crds?: object[];
   /**
    * Fail when a path of crdDirectoryPaths does not exist. Default: true (Go's envtest defaults to false; a
    * mistyped path should not pass silently with no CRDs).
@@ -172,7 +176,8 @@ function withDefaults(options: EnvtestOptions): ControlPlaneOptions {
   return {
     controllers,
     crdDirectoryPaths: options.crdDirectoryPaths ?? [],
-    crds: options.crds ?? [],
+    // Documents, sent as they are; envtest reads only names that both forms share (metadata, spec.names).
+    crds: (options.crds ?? []) as V1CustomResourceDefinition[],
     errorIfCrdPathMissing: options.errorIfCrdPathMissing ?? true,
     binaryAssetsDirectory: findBinaryAssets(options.binaryAssetsDirectory, { controllers }),
     apiServerArgs: options.apiServerArgs ?? [],
@@ -214,12 +219,12 @@ export async function startEnvtest(options: EnvtestOptions = {}): Promise<Envtes
       for (const { name, node } of nodes) await cluster.createNode({ ...node, name });
     }
     await installCrds(
-      plane.kubeConfig,
+      plane.access(),
       crds,
       Math.max(o.startTimeoutMs - (Date.now() - plane.startedAt), 5_000),
     );
     if (serving && webhooks) {
-      await installWebhookConfigurations(plane.kubeConfig, pointAtLocalServer(webhooks, serving));
+      await installWebhookConfigurations(plane.access(), pointAtLocalServer(webhooks, serving));
     }
     await cluster?.ready(
       nodes.map((n) => n.name),

@@ -14,6 +14,41 @@ import { isGone, isRunning, waitFor } from './helpers.js';
 
 const crdDir = fileURLToPath(new URL('./fixtures/crds', import.meta.url));
 
+/** A CRD given as an object, with the schema keywords whose names client-node's models spell otherwise. */
+const things = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'things.envtest.kubesmith.dev' },
+  spec: {
+    group: 'envtest.kubesmith.dev',
+    names: { kind: 'Thing', listKind: 'ThingList', plural: 'things', singular: 'thing' },
+    scope: 'Namespaced',
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            properties: {
+              spec: {
+                type: 'object',
+                'x-kubernetes-validations': [{ rule: 'self.port != 22', message: 'port 22 is reserved' }],
+                properties: {
+                  mode: { type: 'string', enum: ['fast', 'safe'], default: 'safe' },
+                  port: { 'x-kubernetes-int-or-string': true },
+                  extra: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+                },
+              },
+            },
+          },
+        },
+      },
+    ],
+  },
+};
+
 // Fails (does not skip) without binaries; the message says to run `npx kubesmith envtest`.
 const assets = findBinaryAssets();
 
@@ -22,7 +57,7 @@ describe('startEnvtest', () => {
   let startMs: number;
   beforeAll(async () => {
     const started = Date.now();
-    env = await startEnvtest({ crdDirectoryPaths: [crdDir], binaryAssetsDirectory: assets });
+    env = await startEnvtest({ crdDirectoryPaths: [crdDir], crds: [things], binaryAssetsDirectory: assets });
     startMs = Date.now() - started;
   }, 90_000);
   afterAll(async () => {
@@ -42,7 +77,33 @@ describe('startEnvtest', () => {
   it('installed the CRDs of every YAML and JSON file, Established', async () => {
     const api = env.kubeConfig.makeApiClient(ApiextensionsV1Api);
     const names = (await api.listCustomResourceDefinition()).items.map((crd) => crd.metadata?.name).sort();
-    expect(names).toEqual(['gadgets.envtest.kubesmith.dev', 'widgets.envtest.kubesmith.dev']);
+    expect(names).toEqual([
+      'gadgets.envtest.kubesmith.dev',
+      'things.envtest.kubesmith.dev',
+      'widgets.envtest.kubesmith.dev',
+    ]);
+  });
+
+  it('installs CRDs as written: default, enum, x-kubernetes-* and CEL rules are enforced', async () => {
+    const api = env.kubeConfig.makeApiClient(CustomObjectsApi);
+    const ref = { group: 'envtest.kubesmith.dev', version: 'v1', namespace: 'default', plural: 'things' };
+    const thing = (name: string, spec: Record<string, unknown>) => ({
+      ...ref,
+      body: { apiVersion: 'envtest.kubesmith.dev/v1', kind: 'Thing', metadata: { name }, spec },
+    });
+    const created = (await api.createNamespacedCustomObject(
+      thing('t1', { port: 'http', extra: { anything: { goes: 1 } } }),
+    )) as { spec: Record<string, unknown> };
+    expect(created.spec).toEqual({ mode: 'safe', port: 'http', extra: { anything: { goes: 1 } } });
+    await expect(api.createNamespacedCustomObject(thing('t2', { port: 8080 }))).resolves.toBeTruthy();
+    await expect(api.createNamespacedCustomObject(thing('t3', { mode: 'reckless' }))).rejects.toMatchObject({
+      code: 422,
+      body: expect.stringContaining('Unsupported value: \\"reckless\\"'),
+    });
+    await expect(api.createNamespacedCustomObject(thing('t4', { port: 22 }))).rejects.toMatchObject({
+      code: 422,
+      body: expect.stringContaining('port 22 is reserved'),
+    });
   });
 
   it('serves custom resources with schema defaults and validation', async () => {
@@ -112,6 +173,20 @@ describe('startEnvtest failures', () => {
       (e: unknown) => e,
     )) as Error;
     expect(error.message).toMatch(/^installing CRD wrong\.example\.com: 422 /);
+    expect(readdirSync(tmpDir)).toEqual([]);
+  }, 90_000);
+
+  it("refuses a CRD written with client-node's model names, naming the field", async () => {
+    const modelNames = structuredClone(things) as { spec: { versions: { schema: unknown }[] } };
+    modelNames.spec.versions[0]!.schema = {
+      openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true },
+    };
+    const error = (await startEnvtest({ crds: [modelNames], binaryAssetsDirectory: assets, tmpDir }).catch(
+      (e: unknown) => e,
+    )) as Error;
+    expect(error.message).toMatch(
+      /^installing CRD things\.envtest\.kubesmith\.dev: 400 .*unknown field "spec\.versions\[0\]\.schema\.openAPIV3Schema\.x_kubernetes_preserve_unknown_fields"/,
+    );
     expect(readdirSync(tmpDir)).toEqual([]);
   }, 90_000);
 });

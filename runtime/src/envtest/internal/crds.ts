@@ -1,10 +1,7 @@
 /** Installing CustomResourceDefinitions from YAML files and waiting until the apiserver serves them. */
-import {
-  ApiextensionsV1Api,
-  type KubeConfig,
-  type V1CustomResourceDefinition,
-} from '@kubernetes/client-node';
+import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { createOrReplace } from './install.js';
+import { apiRequest, type ApiAccess } from './rest.js';
 import { isKind, readDocuments } from './manifests.js';
 
 /**
@@ -20,26 +17,21 @@ export function readCrds(
   );
 }
 
+const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+
 /** Creates (or replaces) each CRD, then waits until every one is Established. */
 export async function installCrds(
-  kubeConfig: KubeConfig,
+  access: ApiAccess,
   crds: readonly V1CustomResourceDefinition[],
   timeoutMs: number,
 ): Promise<void> {
-  const api = kubeConfig.makeApiClient(ApiextensionsV1Api);
-  for (const crd of crds) {
-    await createOrReplace('CRD', crd, {
-      create: (body) => api.createCustomResourceDefinition({ body }),
-      read: (name) => api.readCustomResourceDefinition({ name }),
-      replace: (name, body) => api.replaceCustomResourceDefinition({ name, body }),
-    });
-  }
+  for (const crd of crds) await createOrReplace(access, 'CRD', CRDS, crd);
   const deadline = Date.now() + timeoutMs;
   for (const crd of crds) {
     const name = crd.metadata?.name ?? '';
     for (;;) {
-      const current = await api.readCustomResourceDefinition({ name });
-      const conditions = current.status?.conditions ?? [];
+      const current = await apiRequest(access, 'GET', `${CRDS}/${name}`);
+      const conditions = (current.body as V1CustomResourceDefinition | undefined)?.status?.conditions ?? [];
       if (conditions.some((c) => c.type === 'Established' && c.status === 'True')) break;
       if (Date.now() > deadline) {
         const problem = conditions.find((c) => c.type === 'NamesAccepted' && c.status === 'False');

@@ -1,54 +1,44 @@
-/** Creating objects in envtest's apiserver, and saying why it failed. */
-import { ApiException } from '@kubernetes/client-node';
+/**
+ * Creating objects in envtest's apiserver, and saying why it failed. The documents go to the apiserver as
+ * they were read, in JSON: client-node's typed API classes serialize from their own property names
+ * (`x_kubernetes_int_or_string`, `_default`, `_enum`), so a CRD read from YAML lost its `default`, `enum`
+ * and every `x-kubernetes-*` keyword on the way, and the apiserver of the tests enforced less than a real
+ * cluster would.
+ */
+import { apiRequest, statusMessage, type ApiAccess } from './rest.js';
+
+const STRICT = 'fieldValidation=Strict';
 
 interface Named {
   metadata?: { name?: string; resourceVersion?: string };
 }
 
-/** The client-node calls createOrReplace needs for one kind. */
-export interface CreateReadReplace<T> {
-  create(body: T): Promise<unknown>;
-  read(name: string): Promise<T>;
-  replace(name: string, body: T): Promise<unknown>;
-}
-
 /**
- * Creates `body`; when an object of that name exists (the same object in two files), replaces it, so that
- * the later one wins, as with kubectl apply. `what` names the kind in errors (`CRD`).
+ * Creates `body` in the collection at `path` (`/apis/apiextensions.k8s.io/v1/customresourcedefinitions`);
+ * when an object of that name exists (the same object in two files), replaces it, so that the later one
+ * wins, as with kubectl apply. `what` names the kind in errors (`CRD`).
  */
-export async function createOrReplace<T extends Named>(
+export async function createOrReplace(
+  access: ApiAccess,
   what: string,
-  body: T,
-  api: CreateReadReplace<T>,
+  path: string,
+  body: Named,
 ): Promise<void> {
   const name = body.metadata?.name ?? '';
-  try {
-    await api.create(body);
-  } catch (error) {
-    if (!(error instanceof ApiException) || error.code !== 409) {
-      throw new Error(`installing ${what} ${name}: ${describe(error)}`, { cause: error });
-    }
-    const existing = await api.read(name);
-    await api.replace(name, {
+  // Strict: a key the apiserver does not know (a typo, or a client-node model name such as
+  // `x_kubernetes_preserve_unknown_fields`) is an error naming it, not a field silently dropped.
+  const created = await apiRequest(access, 'POST', `${path}?${STRICT}`, body);
+  if (created.status === 409) {
+    const existing = await apiRequest(access, 'GET', `${path}/${name}`);
+    const resourceVersion = (existing.body as Named | undefined)?.metadata?.resourceVersion;
+    const replaced = await apiRequest(access, 'PUT', `${path}/${name}?${STRICT}`, {
       ...body,
-      metadata: { ...body.metadata, resourceVersion: existing.metadata?.resourceVersion },
+      metadata: { ...body.metadata, resourceVersion },
     });
-  }
-}
-
-function describe(error: unknown): string {
-  if (error instanceof ApiException) {
-    const body = error.body as { message?: string } | string | undefined;
-    const message = typeof body === 'string' ? safeMessage(body) : body?.message;
-    return `${error.code} ${message ?? ''}`.trim();
-  }
-  return error instanceof Error ? error.message : String(error);
-}
-
-function safeMessage(body: string): string {
-  try {
-    return (JSON.parse(body) as { message?: string }).message ?? body;
-  } catch {
-    return body;
+    if (replaced.status >= 300) {
+      throw new Error(`installing ${what} ${name}: ${replaced.status} ${statusMessage(replaced)}`);
+    }
+  } else if (created.status >= 300) {
+    throw new Error(`installing ${what} ${name}: ${created.status} ${statusMessage(created)}`);
   }
 }

@@ -1,7 +1,7 @@
 /** Reading Kubernetes objects from YAML or JSON files and directories, as Go's envtest reads its paths. */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { loadAllYaml } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
 
 /**
  * The documents in `paths`: each path is a directory (its `.yaml`, `.yml` and `.json` files, not
@@ -28,11 +28,26 @@ export function readDocuments(
     }
     for (const file of files) {
       try {
-        documents.push(...loadAllYaml(readFileSync(file, 'utf8')));
+        documents.push(...parseDocuments(readFileSync(file, 'utf8')));
       } catch (error) {
         throw new Error(`${file}: not valid YAML: ${(error as Error).message}`, { cause: error });
       }
     }
+  }
+  return documents;
+}
+
+/**
+ * The documents of a YAML (or JSON) text as plain objects with the keys as written: `default`, `enum` and
+ * `x-kubernetes-*` stay what the apiserver reads (client-node's loadAllYaml renames them to its model's
+ * property names). Empty documents are skipped.
+ */
+function parseDocuments(text: string): unknown[] {
+  const documents: unknown[] = [];
+  for (const document of parseAllDocuments(text)) {
+    if (document.errors.length > 0) throw document.errors[0]!;
+    const value: unknown = document.toJS();
+    if (value !== null && value !== undefined) documents.push(value);
   }
   return documents;
 }

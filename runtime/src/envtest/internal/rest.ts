@@ -24,7 +24,7 @@ const MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 /** Sends `method path` with `body` as JSON; resolves with any status (the caller decides), rejects on I/O. */
 export function apiRequest(
   access: ApiAccess,
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
   path: string,
   body?: unknown,
   timeoutMs = 10_000,

@@ -5,20 +5,19 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import {
-  AdmissionregistrationV1Api,
-  type AdmissionregistrationV1ServiceReference,
-  type AdmissionregistrationV1WebhookClientConfig,
-  type KubeConfig,
-  type V1CustomResourceDefinition,
-  type V1MutatingWebhookConfiguration,
-  type V1ValidatingWebhookConfiguration,
+import type {
+  AdmissionregistrationV1ServiceReference,
+  AdmissionregistrationV1WebhookClientConfig,
+  V1CustomResourceDefinition,
+  V1MutatingWebhookConfiguration,
+  V1ValidatingWebhookConfiguration,
 } from '@kubernetes/client-node';
 import { CONVERT_PATH } from '../../webhook/paths.js';
 import { makeServingCertificates } from '../../internal/certs.js';
 import { createOrReplace } from './install.js';
 import { isKind, readDocuments } from './manifests.js';
 import { freePorts } from './ports.js';
+import type { ApiAccess } from './rest.js';
 
 export interface WebhookInstallOptions {
   /**
@@ -172,22 +171,24 @@ export function withConversionWebhooks(
  * watch, a few milliseconds later: well before a test's manager has started its webhook server.
  */
 export async function installWebhookConfigurations(
-  kubeConfig: KubeConfig,
+  access: ApiAccess,
   configurations: WebhookConfigurations,
 ): Promise<void> {
-  const api = kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+  const path = '/apis/admissionregistration.k8s.io/v1';
   for (const body of configurations.mutating) {
-    await createOrReplace('MutatingWebhookConfiguration', body, {
-      create: (b) => api.createMutatingWebhookConfiguration({ body: b }),
-      read: (name) => api.readMutatingWebhookConfiguration({ name }),
-      replace: (name, b) => api.replaceMutatingWebhookConfiguration({ name, body: b }),
-    });
+    await createOrReplace(
+      access,
+      'MutatingWebhookConfiguration',
+      `${path}/mutatingwebhookconfigurations`,
+      body,
+    );
   }
   for (const body of configurations.validating) {
-    await createOrReplace('ValidatingWebhookConfiguration', body, {
-      create: (b) => api.createValidatingWebhookConfiguration({ body: b }),
-      read: (name) => api.readValidatingWebhookConfiguration({ name }),
-      replace: (name, b) => api.replaceValidatingWebhookConfiguration({ name, body: b }),
-    });
+    await createOrReplace(
+      access,
+      'ValidatingWebhookConfiguration',
+      `${path}/validatingwebhookconfigurations`,
+      body,
+    );
   }
 }
