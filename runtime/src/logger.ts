@@ -55,20 +55,55 @@ export function createLogger(options: JsonLoggerOptions = {}, fields: Fields = {
   const envLevel = process.env['LOG_LEVEL'] as Level | undefined;
   const level = options.level ?? (envLevel && envLevel in ORDER ? envLevel : 'info');
   const format = options.format ?? (options.write ? 'json' : logFormat());
-  const write = options.write ?? ((line: string) => process.stderr.write(line));
-  const now = options.now ?? Date.now;
-  const encode = format === 'text' ? textLine : jsonLine;
-  const log = (lineLevel: Level, message: string, extra?: Fields) => {
-    if (ORDER[lineLevel] < ORDER[level]) return;
-    write(encode(lineLevel, new Date(now()).toISOString(), message, fields, extra));
-  };
-  return {
-    debug: (message, extra) => log('debug', message, extra),
-    info: (message, extra) => log('info', message, extra),
-    warn: (message, extra) => log('warn', message, extra),
-    error: (message, extra) => log('error', message, extra),
-    child: (more) => createLogger({ level, write, now, format }, { ...fields, ...more }),
-  };
+  return new FieldLogger(
+    {
+      threshold: ORDER[level],
+      write: options.write ?? ((line: string) => process.stderr.write(line)),
+      now: options.now ?? Date.now,
+      encode: format === 'text' ? textLine : jsonLine,
+    },
+    fields,
+  );
+}
+
+/** Where the lines of a logger and all its children go; settled once, by createLogger. */
+interface Sink {
+  threshold: number;
+  write: (line: string) => void;
+  now: () => number;
+  encode: (level: Level, ts: string, message: string, fields: Fields, extra?: Fields) => string;
+}
+
+/**
+ * A logger with its fields. `child()` runs once per reconcile, so it only links to its parent: the fields
+ * are merged when a line is written (most children write none at the default level).
+ */
+class FieldLogger implements Logger {
+  constructor(
+    private readonly sink: Sink,
+    private readonly own: Fields,
+    private readonly parent?: FieldLogger,
+  ) {}
+
+  debug = (message: string, extra?: Fields): void => this.log('debug', message, extra);
+  info = (message: string, extra?: Fields): void => this.log('info', message, extra);
+  warn = (message: string, extra?: Fields): void => this.log('warn', message, extra);
+  error = (message: string, extra?: Fields): void => this.log('error', message, extra);
+
+  child(fields: Fields): Logger {
+    return new FieldLogger(this.sink, fields, this);
+  }
+
+  private log(level: Level, message: string, extra?: Fields): void {
+    const sink = this.sink;
+    if (ORDER[level] < sink.threshold) return;
+    sink.write(sink.encode(level, new Date(sink.now()).toISOString(), message, this.fields(), extra));
+  }
+
+  /** The fields of this logger's ancestors, then its own: a child's field overrides its parent's. */
+  private fields(): Fields {
+    return this.parent ? { ...this.parent.fields(), ...this.own } : this.own;
+  }
 }
 
 function jsonLine(level: Level, ts: string, message: string, fields: Fields, extra?: Fields): string {

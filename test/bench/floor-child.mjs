@@ -1,0 +1,112 @@
+/**
+ * The framework-less floor that `npm run bench:runtime` compares the runtime with: what a TypeScript team
+ * would write without a framework. A plain @kubernetes/client-node informer (list, then watch) of the
+ * Widget kind, a de-duplicating work queue and 4 workers whose reconciler reads the object from the
+ * informer's store (no copy). No metrics, no logging, no rate limiting, no leader election.
+ * Same output as runtime-child.mjs, in a process of its own so that the memory figures are its own.
+ */
+import { performance } from 'node:perf_hooks';
+import { CustomObjectsApi, KubeConfig, makeInformer } from '@kubernetes/client-node';
+
+const [kubeconfigPath, countText] = process.argv.slice(2);
+const count = Number(countText);
+const WORKERS = 4;
+
+const kubeConfig = new KubeConfig();
+kubeConfig.loadFromFile(kubeconfigPath);
+globalThis.gc?.();
+const idle = process.memoryUsage();
+
+/** A queue of keys that holds each key once; `get` waits for the next key. */
+class DedupQueue {
+  keys = [];
+  head = 0;
+  queued = new Set();
+  waiters = [];
+  add(key) {
+    if (this.queued.has(key)) return;
+    this.queued.add(key);
+    const waiter = this.waiters.shift();
+    if (waiter) waiter(key);
+    else this.keys.push(key);
+  }
+  get() {
+    if (this.head < this.keys.length) {
+      const key = this.keys[this.head++];
+      if (this.head > 1024 && this.head * 2 > this.keys.length) {
+        this.keys = this.keys.slice(this.head);
+        this.head = 0;
+      }
+      return Promise.resolve(key);
+    }
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+  done(key) {
+    this.queued.delete(key);
+  }
+}
+
+const api = kubeConfig.makeApiClient(CustomObjectsApi);
+const informer = makeInformer(kubeConfig, '/apis/bench.example.com/v1/namespaces/default/widgets', () =>
+  api.listNamespacedCustomObject({
+    group: 'bench.example.com',
+    version: 'v1',
+    namespace: 'default',
+    plural: 'widgets',
+  }),
+);
+const queue = new DedupQueue();
+const enqueue = (object) => queue.add(`${object.metadata.namespace}/${object.metadata.name}`);
+informer.on('add', enqueue);
+informer.on('update', enqueue);
+
+const seen = new Set();
+let allSeen;
+const reconciledAll = new Promise((resolve) => (allSeen = resolve));
+let firstReconcile;
+let stopping = false;
+
+async function worker() {
+  while (!stopping) {
+    const key = await queue.get();
+    if (key === undefined) return;
+    firstReconcile ??= performance.now();
+    const slash = key.indexOf('/');
+    const object = informer.get(key.slice(slash + 1), key.slice(0, slash));
+    if (object) seen.add(key);
+    queue.done(key);
+    if (seen.size === count) allSeen();
+  }
+}
+
+const started = performance.now();
+await informer.start();
+const synced = performance.now();
+const workers = Array.from({ length: WORKERS }, () => worker());
+await reconciledAll;
+const reconciled = performance.now();
+globalThis.gc?.();
+const loaded = process.memoryUsage();
+// Reads from the informer's store, as the reconciler does.
+const reads = 20_000;
+const readStarted = process.hrtime.bigint();
+for (let i = 0; i < reads; i++) await Promise.resolve(informer.get(`widget-${i % count}`, 'default'));
+const cacheGetNs = Number(process.hrtime.bigint() - readStarted) / reads;
+stopping = true;
+for (const waiter of queue.waiters.splice(0)) waiter(undefined);
+await Promise.all(workers);
+await informer.stop();
+process.stdout.write(
+  `${JSON.stringify({
+    count,
+    syncMs: synced - started,
+    reconcileAllMs: reconciled - started,
+    drainMs: reconciled - (firstReconcile ?? synced),
+    rssIdleMiB: idle.rss / 2 ** 20,
+    rssLoadedMiB: loaded.rss / 2 ** 20,
+    heapIdleMiB: idle.heapUsed / 2 ** 20,
+    heapLoadedMiB: loaded.heapUsed / 2 ** 20,
+    cacheGetNs,
+  })}\n`,
+);
+process.exit(0);
