@@ -79,6 +79,22 @@ export const EXAMPLES = {
     ],
     USER_FILES: ['README.md'],
   },
+  'node-agent': {
+    init: ['--domain', 'example.com', '--project-name', 'node-agent'],
+    commands: [['create', 'api', '--group', 'agents', '--version', 'v1', '--kind', 'NodeAgent']],
+    USER_FILES: [
+      'README.md',
+      'src/api/agents/v1/nodeagent.types.ts',
+      'src/controllers/nodeagent.controller.ts',
+      'test/controllers/nodeagent.controller.test.ts',
+      'test/controllers/nodeagent.controller.integration.test.ts',
+      'config/samples/agents_v1_nodeagent.yaml',
+      // The manager's own availability and size: a PodDisruptionBudget, and requests/limits measured.
+      'config/manager/kustomization.yaml',
+      'config/manager/manager.yaml',
+      'config/manager/pdb.yaml',
+    ],
+  },
 };
 
 function parseArgs(argv) {
