@@ -37,6 +37,13 @@ export interface InformerOptions {
   labelSelector?: string;
   /** Only objects with matching fields (`metadata.name=x`; which fields depends on the kind). */
   fieldSelector?: string;
+  /**
+   * Keep `metadata.managedFields` on cached objects. Default: false: they are dropped as each object
+   * arrives (controller-runtime's TransformStripManagedFields), so objects read from the cache have none.
+   * They are server-side apply's bookkeeping, often half of a small object, and a controller rarely reads
+   * them; one that does sets this for its kind (`cacheSelectors: [{ kind, keepManagedFields: true }]`).
+   */
+  keepManagedFields?: boolean;
 }
 
 /** The objects of one kind a cache holds: controller-runtime's `cache.Options.ByObject`. */
@@ -61,6 +68,8 @@ export interface ListWatchLike {
 export interface InformerFactoryOptions {
   /** The timeout of each list request. Default: the client's (DEFAULT_REQUEST_TIMEOUT_MS, 30 s). */
   requestTimeoutMs?: number;
+  /** Objects per page of an informer's list. Default: 500 (client-go's reflector). */
+  listPageSize?: number;
   /** Watch parameters (tests shorten them). */
   watch?: WatchTimeouts;
 }
@@ -84,14 +93,17 @@ export function clientNodeInformerFactory(
   return (kind, options) => {
     const namespace = kind.namespaced ? options.namespace : undefined;
     let listed = false;
+    const transform = options.keepManagedFields ? undefined : stripManagedFields;
     const listWatch = new ListWatch<KubernetesObject & { metadata: { name: string } }>(
       resourcePath(kind, namespace),
-      watchWithBookmarks(kubeConfig, factoryOptions.watch),
+      watchWithBookmarks(kubeConfig, { ...factoryOptions.watch, ...(transform ? { transform } : {}) }),
       async () => {
-        const page = await client.listPage(kind, {
+        const page = await client.listPage(kind as ResourceKind<KubernetesObject>, {
           ...(namespace ? { namespace } : {}),
           ...(options.labelSelector ? { labelSelector: options.labelSelector } : {}),
           ...(options.fieldSelector ? { fieldSelector: options.fieldSelector } : {}),
+          ...(transform ? { transform } : {}),
+          ...(factoryOptions.listPageSize ? { pageSize: factoryOptions.listPageSize } : {}),
         });
         listed = true;
         return { ...page, items: page.items as (KubernetesObject & { metadata: { name: string } })[] };
@@ -104,9 +116,17 @@ export function clientNodeInformerFactory(
   };
 }
 
+/** Drops `metadata.managedFields` (in place: the object was just parsed from the API's answer). */
+export function stripManagedFields<T extends KubernetesObject>(object: T): T {
+  if (object.metadata?.managedFields !== undefined) delete object.metadata.managedFields;
+  return object;
+}
+
 export interface WatchTimeouts {
   /** The shortest server-side `timeoutSeconds` of a watch; each watch adds up to half of it at random. Default: 30. */
   timeoutSeconds?: number;
+  /** Applied to each object a watch event carries, before the informer stores it. Default: none. */
+  transform?: (object: KubernetesObject) => KubernetesObject;
   /** A number in [0, 1) for that jitter. Default: Math.random. */
   random?: () => number;
   /**
@@ -137,6 +157,7 @@ export function watchWithBookmarks(kubeConfig: KubeConfig, options: WatchTimeout
   const random = options.random ?? Math.random;
   const minTimeoutSeconds = options.timeoutSeconds ?? 30;
   const graceMs = options.graceMs ?? 10_000;
+  const transform = options.transform;
   return {
     config: kubeConfig,
     watch: async (path, queryParams, callback, done) => {
@@ -171,7 +192,9 @@ export function watchWithBookmarks(kubeConfig: KubeConfig, options: WatchTimeout
         { ...queryParams, allowWatchBookmarks: true, timeoutSeconds },
         (type, object, raw) => {
           events++;
-          callback(type, object, raw);
+          // A BOOKMARK carries only a resourceVersion; an ERROR a Status: neither is stored.
+          const stored = transform && (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED');
+          callback(type, stored ? transform(object as KubernetesObject) : object, raw);
         },
         finish,
       );
@@ -447,9 +470,21 @@ export class InformerCache implements Reader {
    * a cache selector for the kind includes objects that exist but do not match it. A namespaced object
    * outside the cache's namespace is an error (not NotFound): the cache cannot know.
    */
-  async get<T>(kind: ResourceKind<T>, name: string, namespace?: string): Promise<T> {
-    if (kind.namespaced) this.checkNamespace('get', kind, namespace ?? '', `${namespace ?? ''}/${name}`);
-    const informer = await this.syncedInformerFor(kind);
+  get<T>(kind: ResourceKind<T>, name: string, namespace?: string): Promise<T> {
+    // The common case, once the kind's informer has synced, without an await: a reconcile reads through
+    // here, and each await is a few microtasks more per reconcile.
+    try {
+      if (kind.namespaced) this.checkNamespace('get', kind, namespace ?? '', `${namespace ?? ''}/${name}`);
+      const informer = this.started ? this.informers.get(kindKey(kind)) : undefined;
+      if (informer?.hasSynced()) return Promise.resolve(this.copyOf(informer, kind, name, namespace));
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+    return this.syncedInformerFor(kind).then((synced) => this.copyOf(synced, kind, name, namespace));
+  }
+
+  /** A deep copy of the cached object; NotFound when the informer does not hold it. */
+  private copyOf<T>(informer: Informer, kind: ResourceKind<T>, name: string, namespace?: string): T {
     const object = informer.get(name, kind.namespaced ? namespace : undefined);
     if (!object) {
       const selector = this.selectors.get(kindKey(kind));

@@ -188,21 +188,49 @@ export class HttpClient implements Client {
     return items;
   }
 
-  /** The raw list (items and the list's resourceVersion) that an informer starts from. */
+  /**
+   * The whole list and its resourceVersion, as an informer starts from it: read in pages of `pageSize`
+   * (default 500) with `limit` and `continue`, all from the one snapshot the first page was served from, as
+   * client-go's reflector lists; so no single answer holds every object, and `transform` (the informer drops
+   * managedFields there) runs on each page as it arrives. A continue token that expired before the last
+   * page (410) starts over with one unpaginated list, as client-go's pager does.
+   */
   async listPage<T>(
     kind: ResourceKind<T>,
-    options: ListOptions = {},
+    options: ListOptions & { transform?: (item: T) => T } = {},
   ): Promise<{ items: T[]; metadata: { resourceVersion?: string } }> {
-    const query = new URLSearchParams();
-    if (options.labelSelector) query.set('labelSelector', options.labelSelector);
-    if (options.fieldSelector) query.set('fieldSelector', options.fieldSelector);
-    const page = await this.request<{ items: T[]; metadata?: { resourceVersion?: string } }>(
-      'GET',
-      `${resourcePath(kind, options.namespace)}${query.size > 0 ? `?${query.toString()}` : ''}`,
-      `list ${kind.plural}`,
-      options,
-    );
-    return { items: page.items.map((item) => withKind(kind, item)), metadata: page.metadata ?? {} };
+    const transform = options.transform ?? ((item: T) => item);
+    const read = async (limit: number | undefined) => {
+      const items: T[] = [];
+      let continueToken: string | undefined;
+      let resourceVersion: string | undefined;
+      do {
+        const query = new URLSearchParams();
+        if (options.labelSelector) query.set('labelSelector', options.labelSelector);
+        if (options.fieldSelector) query.set('fieldSelector', options.fieldSelector);
+        if (limit !== undefined) query.set('limit', String(limit));
+        if (continueToken) query.set('continue', continueToken);
+        const page = await this.request<{
+          items: T[];
+          metadata?: { resourceVersion?: string; continue?: string };
+        }>(
+          'GET',
+          `${resourcePath(kind, options.namespace)}${query.size > 0 ? `?${query.toString()}` : ''}`,
+          `list ${kind.plural}`,
+          options,
+        );
+        for (const item of page.items) items.push(transform(withKind(kind, item)));
+        resourceVersion = page.metadata?.resourceVersion;
+        continueToken = page.metadata?.continue || undefined;
+      } while (continueToken);
+      return { items, metadata: resourceVersion !== undefined ? { resourceVersion } : {} };
+    };
+    try {
+      return await read(options.pageSize ?? 500);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.statusCode === 410)) throw err;
+      return read(undefined);
+    }
   }
 
   async create<T>(kind: ResourceKind<T>, object: T, options?: RequestOptions): Promise<T> {

@@ -136,11 +136,12 @@ class Fifo<T> {
 
 export class WorkQueue {
   private readonly queue = new Fifo<string>();
-  /** Keys waiting to be processed (in `queue`, or to be queued when their worker is done). */
-  private readonly dirty = new Set<string>();
+  /**
+   * Keys waiting to be processed (in `queue`, or to be queued when their worker is done), each with when
+   * it was added (for the queue duration metric): one map, as every add and take touches both.
+   */
+  private readonly dirty = new Map<string, number>();
   private readonly processing = new Set<string>();
-  /** When each waiting key was added, for the queue duration metric. */
-  private readonly addedAt = new Map<string, number>();
   /** Delayed keys: their timer and when they are due. */
   private readonly delayed = new Map<string, { handle: unknown; due: number }>();
   private readonly waiters: ((key: string | undefined) => void)[] = [];
@@ -167,8 +168,7 @@ export class WorkQueue {
   add(key: string): void {
     if (this.shuttingDown || this.dirty.has(key)) return;
     this.metrics.add?.();
-    this.dirty.add(key);
-    this.addedAt.set(key, this.clock.now());
+    this.dirty.set(key, this.clock.now());
     if (this.processing.has(key)) return;
     this.push(key);
   }
@@ -246,10 +246,9 @@ export class WorkQueue {
   }
 
   private take(key: string): string {
+    const added = this.dirty.get(key);
     this.dirty.delete(key);
     this.processing.add(key);
-    const added = this.addedAt.get(key);
-    this.addedAt.delete(key);
     if (added !== undefined) this.metrics.queued?.(this.clock.now() - added);
     this.metrics.depth?.(this.queue.length);
     return key;

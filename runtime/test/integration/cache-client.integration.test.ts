@@ -5,6 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { controllerManagedBy } from '../../src/builder.js';
+import { clientNodeInformerFactory, type Informer } from '../../src/cache.js';
 import { HttpClient, type Client } from '../../src/client.js';
 import type { Envtest } from '../../src/envtest/index.js';
 import { isNotFound } from '../../src/errors.js';
@@ -12,6 +13,7 @@ import {
   ConfigMapKind,
   createNamespace,
   eventually,
+  memoryLogger,
   runManager,
   startTestEnv,
   WidgetKind,
@@ -181,5 +183,30 @@ describe("the manager's client", () => {
     await expect(theirs).rejects.toSatisfy(isNotFound);
     await expect(theirs).rejects.toThrow('(the cache holds only labels team=a)');
     expect((await mgr.apiReader.get(WidgetKind, 'theirs', ns)).metadata?.labels).toEqual({ team: 'b' });
+  });
+
+  it('informers list in pages and drop managedFields, from the list and from the watch, unless kept', async () => {
+    const ns = await createNamespace(env, 'transform');
+    for (let i = 0; i < 5; i++) await api.create(WidgetKind, widget(ns, `w${i}`));
+    const { logger } = memoryLogger();
+    // Pages of 2: the 5 objects take 3 requests, linked by continue tokens.
+    const factory = clientNodeInformerFactory(env.kubeConfig, logger, undefined, { listPageSize: 2 });
+    const informers: Informer[] = [factory(WidgetKind, { namespace: ns })];
+    informers.push(factory(WidgetKind, { namespace: ns, keepManagedFields: true }));
+    try {
+      await Promise.all(informers.map((informer) => informer.start()));
+      const [stripped, kept] = informers as [Informer, Informer];
+      expect(stripped.list(ns).map((w) => w.metadata?.name)).toEqual(['w0', 'w1', 'w2', 'w3', 'w4']);
+      expect(stripped.list(ns).filter((w) => w.metadata?.managedFields !== undefined)).toEqual([]);
+      expect(kept.list(ns).every((w) => (w.metadata?.managedFields?.length ?? 0) > 0)).toBe(true);
+
+      await api.patch(WidgetKind, 'w0', ns, { metadata: { labels: { changed: 'yes' } } });
+      await eventually(() => stripped.get('w0', ns)?.metadata?.labels?.['changed'] === 'yes', 'the update');
+      expect(stripped.get('w0', ns)?.metadata?.managedFields).toBeUndefined();
+      await eventually(() => kept.get('w0', ns)?.metadata?.labels?.['changed'] === 'yes', 'the update, kept');
+      expect(kept.get('w0', ns)?.metadata?.managedFields?.length).toBeGreaterThan(0);
+    } finally {
+      await Promise.all(informers.map((informer) => informer.stop()));
+    }
   });
 });
