@@ -50,6 +50,8 @@ export const EXAMPLES = {
     ],
     USER_FILES: [
       'README.md',
+      // main.ts passes the controller's cache selector to the manager.
+      'src/main.ts',
       'src/controllers/pod.controller.ts',
       'test/controllers/pod.controller.test.ts',
       'test/controllers/pod.controller.integration.test.ts',

@@ -20,7 +20,7 @@ limitations under the License.
  */
 import { Manager } from '@kubesmith/runtime';
 import { parseSettings } from './settings.js';
-import { PodReconciler } from './controllers/pod.controller.js';
+import { CACHE_SELECTORS, PodReconciler } from './controllers/pod.controller.js';
 // +kubesmith:scaffold:imports
 
 const settings = parseSettings(process.argv.slice(2), process.env);
@@ -33,6 +33,7 @@ const mgr = Manager.create({
   leaderElection: settings.leaderElect,
   leaderElectionId: 'pod-labeler.example.com',
   namespace: settings.watchNamespace,
+  cacheSelectors: CACHE_SELECTORS,
 });
 
 new PodReconciler(mgr.client).setupWithManager(mgr);

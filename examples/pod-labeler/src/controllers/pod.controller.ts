@@ -22,6 +22,7 @@ import {
   resourceKind,
   retryOnConflict,
   type Client,
+  type KindSelector,
   type Manager,
   type Reconciler,
   type Request,
@@ -41,6 +42,17 @@ export const PodKind = resourceKind<V1Pod>({
 export const ADD_POD_NAME_LABEL_ANNOTATION = 'example.com/add-pod-name-label';
 /** The label that carries the pod's name. */
 export const POD_NAME_LABEL = 'example.com/pod-name';
+
+/**
+ * What the manager's cache holds of pods: only those still running or to run. A pod that has finished
+ * (Succeeded or Failed) needs no label, and on a busy cluster finished pods (of Jobs) can outnumber the
+ * others; with this selector the API server filters them out of the list and the watch, so they cost the
+ * operator neither memory nor reconciles (controller-runtime's `cache.Options.ByObject`). main.ts passes it
+ * to the manager: `Manager.create({ cacheSelectors: CACHE_SELECTORS })`.
+ */
+export const CACHE_SELECTORS: KindSelector[] = [
+  { kind: PodKind, fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed' },
+];
 
 // The labeler reads and updates pods; it never creates or deletes them.
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;update;patch

@@ -19,11 +19,12 @@ limitations under the License.
  * pods never run, which a labeler does not need).
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import { createLogger, HttpClient, isConflict, Manager, type Client } from '@kubesmith/runtime';
+import { createLogger, HttpClient, isConflict, isNotFound, Manager, type Client } from '@kubesmith/runtime';
 import { startEnvtest, type Envtest } from '@kubesmith/runtime/envtest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ADD_POD_NAME_LABEL_ANNOTATION,
+  CACHE_SELECTORS,
   POD_NAME_LABEL,
   PodKind,
   PodReconciler,
@@ -42,6 +43,7 @@ beforeAll(async () => {
     healthProbeBindAddress: '0',
     handleSignals: false,
     logger: createLogger({ level: 'error' }),
+    cacheSelectors: CACHE_SELECTORS,
   });
   // The test and its other writer act as users do, on the API server; the labeler reads from its cache.
   client = new HttpClient(env.kubeConfig);
@@ -92,6 +94,20 @@ describe('the pod labeler', () => {
       metadata: { annotations: { [ADD_POD_NAME_LABEL_ANNOTATION]: null } },
     });
     await expect.poll(() => podLabel('unlabel'), { timeout: 20_000 }).toBeUndefined();
+  });
+
+  it('leaves finished pods out of its cache, and so unlabelled', async () => {
+    await client.create(PodKind, pod('finished', false));
+    const created = await client.get(PodKind, 'finished', 'default');
+    await client.updateStatus(PodKind, { ...created, status: { phase: 'Succeeded' } });
+    await client.patch(PodKind, 'finished', 'default', {
+      metadata: { annotations: { [ADD_POD_NAME_LABEL_ANNOTATION]: 'true' } },
+    });
+    // A pod annotated after those writes: once it is labelled, the labeler has seen them too.
+    await client.create(PodKind, pod('witness', true));
+    await expect.poll(() => podLabel('witness'), { timeout: 20_000 }).toBe('witness');
+    expect(await podLabel('finished')).toBeUndefined();
+    await expect(mgr!.client.get(PodKind, 'finished', 'default')).rejects.toSatisfy(isNotFound);
   });
 
   it('gets every pod labeled while another writer updates the same pods', async () => {
