@@ -7,6 +7,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { CustomObjectsApi, KubeConfig, makeInformer } from '@kubernetes/client-node';
+import { writeMeasurement } from './measurement.mjs';
 
 const [kubeconfigPath, countText] = process.argv.slice(2);
 const count = Number(countText);
@@ -96,17 +97,5 @@ stopping = true;
 for (const waiter of queue.waiters.splice(0)) waiter(undefined);
 await Promise.all(workers);
 await informer.stop();
-process.stdout.write(
-  `${JSON.stringify({
-    count,
-    syncMs: synced - started,
-    reconcileAllMs: reconciled - started,
-    drainMs: reconciled - (firstReconcile ?? synced),
-    rssIdleMiB: idle.rss / 2 ** 20,
-    rssLoadedMiB: loaded.rss / 2 ** 20,
-    heapIdleMiB: idle.heapUsed / 2 ** 20,
-    heapLoadedMiB: loaded.heapUsed / 2 ** 20,
-    cacheGetNs,
-  })}\n`,
-);
+writeMeasurement({ count, started, synced, firstReconcile, reconciled, idle, loaded, cacheGetNs });
 process.exit(0);

@@ -9,6 +9,7 @@
 import { performance } from 'node:perf_hooks';
 import { KubeConfig } from '@kubernetes/client-node';
 import { controllerManagedBy, createLogger, groupVersion, Manager } from '@kubesmith/runtime';
+import { writeMeasurement } from './measurement.mjs';
 
 const [kubeconfigPath, countText] = process.argv.slice(2);
 const count = Number(countText);
@@ -57,16 +58,4 @@ for (let i = 0; i < reads; i++) await mgr.client.get(Widget, `widget-${i % count
 const cacheGetNs = Number(process.hrtime.bigint() - readStarted) / reads;
 await mgr.stop();
 await running;
-process.stdout.write(
-  `${JSON.stringify({
-    count,
-    syncMs: synced - started,
-    reconcileAllMs: reconciled - started,
-    drainMs: reconciled - (firstReconcile ?? synced),
-    rssIdleMiB: idle.rss / 2 ** 20,
-    rssLoadedMiB: loaded.rss / 2 ** 20,
-    heapIdleMiB: idle.heapUsed / 2 ** 20,
-    heapLoadedMiB: loaded.heapUsed / 2 ** 20,
-    cacheGetNs,
-  })}\n`,
-);
+writeMeasurement({ count, started, synced, firstReconcile, reconciled, idle, loaded, cacheGetNs });
