@@ -1,0 +1,113 @@
+/**
+ * HttpClient.listPage, the informer's list, against a local HTTP server that plays the API server's
+ * pagination: pages linked by continue tokens, each item transformed as its page arrives, and a continue
+ * token that expired (410, as after an etcd compaction) answered by one unpaginated list.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { HttpClient } from '../src/client.js';
+import { groupVersion } from '../src/kinds.js';
+
+const Widget = groupVersion('example.com', 'v1').kind('Widget', { plural: 'widgets' });
+const ITEMS = ['a', 'b', 'c', 'd', 'e'].map((name) => ({
+  metadata: { name, namespace: 'default', managedFields: [{ manager: 'test' }] },
+}));
+
+let server: http.Server;
+let client: HttpClient;
+/** The query of every request the server answered. */
+let requests: URLSearchParams[] = [];
+/** Answer 410 to any request that carries a continue token. */
+let expireTokens = false;
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    const query = new URL(req.url ?? '/', 'http://x').searchParams;
+    requests.push(query);
+    const token = query.get('continue');
+    if (token && expireTokens) {
+      res.writeHead(410, { 'Content-Type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          kind: 'Status',
+          status: 'Failure',
+          reason: 'Expired',
+          code: 410,
+          message: 'too old',
+        }),
+      );
+      return;
+    }
+    const start = token ? Number(token) : 0;
+    const limit = query.has('limit') ? Number(query.get('limit')) : ITEMS.length;
+    const end = Math.min(start + limit, ITEMS.length);
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end(
+      JSON.stringify({
+        kind: 'WidgetList',
+        metadata: { resourceVersion: '42', ...(end < ITEMS.length ? { continue: String(end) } : {}) },
+        items: ITEMS.slice(start, end),
+      }),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions({
+    clusters: [
+      {
+        name: 'c',
+        server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        skipTLSVerify: true,
+      },
+    ],
+    users: [{ name: 'u' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  client = new HttpClient(kubeConfig);
+});
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+});
+beforeEach(() => {
+  requests = [];
+  expireTokens = false;
+});
+
+describe("the informer's list (HttpClient.listPage)", () => {
+  it('follows continue tokens page by page and transforms every item', async () => {
+    const seen: string[] = [];
+    const list = await client.listPage(Widget, {
+      namespace: 'default',
+      pageSize: 2,
+      transform: (item) => {
+        seen.push(item.metadata?.name ?? '');
+        delete item.metadata?.managedFields;
+        return item;
+      },
+    });
+    expect(list.items.map((item) => item.metadata?.name)).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(list.items.every((item) => item.metadata?.managedFields === undefined)).toBe(true);
+    expect(list.items[0]).toMatchObject({ apiVersion: 'example.com/v1', kind: 'Widget' });
+    expect(list.metadata).toEqual({ resourceVersion: '42' });
+    expect(seen).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(requests.map((q) => [q.get('limit'), q.get('continue')])).toEqual([
+      ['2', null],
+      ['2', '2'],
+      ['2', '4'],
+    ]);
+  });
+
+  it('starts over with one unpaginated list when a continue token has expired (410)', async () => {
+    expireTokens = true;
+    const list = await client.listPage(Widget, { namespace: 'default', pageSize: 2 });
+    expect(list.items.map((item) => item.metadata?.name)).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(requests.map((q) => [q.get('limit'), q.get('continue')])).toEqual([
+      ['2', null],
+      ['2', '2'],
+      [null, null],
+    ]);
+  });
+});
