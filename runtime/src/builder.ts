@@ -23,6 +23,8 @@ export interface ControllerHost {
   add(controller: Controller): void;
   /** The event recorder of controller `name`; the builder hands it to the reconciler's context. */
   getEventRecorderFor?(name: string): EventRecorder;
+  /** Aborted when the host loses leadership; the builder hands it to the reconciler's context. */
+  readonly leadership?: AbortSignal;
 }
 
 export interface BuilderOptions {
@@ -100,6 +102,7 @@ export function controllerManagedBy(host: ControllerHost): Builder {
         metrics: host.metrics,
         ...(host.clock ? { clock: host.clock } : {}),
         ...(host.getEventRecorderFor ? { recorder: host.getEventRecorderFor(controllerName) } : {}),
+        ...(host.leadership ? { signal: host.leadership } : {}),
         ...(options.maxConcurrentReconciles
           ? { maxConcurrentReconciles: options.maxConcurrentReconciles }
           : {}),

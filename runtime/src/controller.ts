@@ -34,6 +34,11 @@ export interface ControllerOptions {
    * controller made by the builder gets the manager's `getEventRecorderFor(name)`.
    */
   recorder?: EventRecorder;
+  /**
+   * Handed to every reconcile in its context (`context.signal`): aborted when the manager loses its
+   * leader election Lease. Default: a signal that never aborts.
+   */
+  signal?: AbortSignal;
 }
 
 export type MapFunction = (object: KubernetesObject) => Request[];
@@ -62,6 +67,7 @@ export class Controller {
   readonly informers: Informer[] = [];
   /** The event recorder of this controller, handed to the reconciler in its context. */
   readonly recorder: EventRecorder;
+  private readonly signal: AbortSignal;
 
   constructor(options: ControllerOptions) {
     this.name = options.name;
@@ -71,6 +77,7 @@ export class Controller {
     this.clock = options.clock ?? realClock;
     this.metrics = options.metrics ?? new Metrics();
     this.recorder = options.recorder ?? loggingRecorder(this.logger);
+    this.signal = options.signal ?? new AbortController().signal;
     const m = this.metrics;
     // Counters and gauges bound to their labels: plain additions per reconcile, read at scrape time.
     const queueLabels = { name: options.name };
@@ -231,6 +238,7 @@ export class Controller {
       reconcileID,
       logger: log,
       recorder: this.recorder,
+      signal: this.signal,
     };
     const started = this.clock.now();
     let result: Result | void;

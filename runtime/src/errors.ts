@@ -87,3 +87,23 @@ export class RequestTimeoutError extends Error {
 export function isRequestTimeout(err: unknown): boolean {
   return err instanceof RequestTimeoutError;
 }
+
+/**
+ * A write refused, or aborted in flight, because this replica lost its leader election Lease: another
+ * replica may lead already, and two replicas must never write as leaders at once. The manager is stopping;
+ * the process exits and restarts as a candidate.
+ */
+export class LeadershipLostError extends Error {
+  override readonly name = 'LeadershipLostError';
+  constructor(
+    /** What was refused: `patch ConfigMap c`. */
+    readonly what: string,
+  ) {
+    super(`${what}: refused, this replica lost its leader election lease`);
+  }
+}
+
+/** Whether the call was refused because this replica lost leadership. */
+export function isLeadershipLost(err: unknown): boolean {
+  return err instanceof LeadershipLostError;
+}

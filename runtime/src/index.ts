@@ -17,8 +17,10 @@ export {
   ApiError,
   isAlreadyExists,
   isConflict,
+  isLeadershipLost,
   isNotFound,
   isRequestTimeout,
+  LeadershipLostError,
   RequestTimeoutError,
   type Status,
 } from './errors.js';

@@ -3,8 +3,11 @@
  * replica of an operator holds the Lease and runs the controllers; the others wait, watching the Lease,
  * and take it over once its holder has not renewed it for a lease duration. Time is measured on the local
  * clock from when this replica last saw the Lease change, never from the times written in it, so clock
- * skew between nodes does not matter.
+ * skew between nodes does not matter; and on a monotonic clock (performance.now), so that a jump of the
+ * wall clock (NTP, a suspended VM) can neither extend this replica's leadership nor cut another's short.
+ * Only the times written into the Lease (acquireTime, renewTime) are wall-clock times.
  */
+import { performance } from 'node:perf_hooks';
 import { readFileSync } from 'node:fs';
 import type { Client } from './client.js';
 import { realClock, type Clock } from './clock.js';
@@ -48,6 +51,10 @@ export interface LeaderElectorOptions {
   /** Give the Lease up on stop(), so that another replica takes over at once. Default: true. */
   releaseOnStop?: boolean;
   logger: Logger;
+  /**
+   * Timers, durations and the Lease's times, for tests. Default: timers of realClock, durations on
+   * performance.now (monotonic), the Lease's times from Date.now.
+   */
   clock?: Clock;
 }
 
@@ -57,6 +64,10 @@ export class LeaderElector {
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
   private readonly clock: Clock;
+  /** Monotonic milliseconds, for every duration. */
+  private readonly elapsed: () => number;
+  /** Wall-clock milliseconds, for the times written into the Lease. */
+  private readonly wallTime: () => number;
   private readonly log: Logger;
   private leading = false;
   private stopped = false;
@@ -80,6 +91,9 @@ export class LeaderElector {
       throw new Error('leader election: retryPeriodMs must be shorter than renewDeadlineMs');
     }
     this.clock = options.clock ?? realClock;
+    const clock = options.clock;
+    this.elapsed = clock ? () => clock.now() : () => performance.now();
+    this.wallTime = clock ? () => clock.now() : () => Date.now();
     this.log = options.logger.child({ lease: `${options.namespace}/${options.name}` });
   }
 
@@ -119,7 +133,7 @@ export class LeaderElector {
     // once its renew deadline has passed, as client-go bounds its renewals with a RenewDeadline context.
     // Otherwise another replica takes the Lease over after leaseDuration while this one still reconciles.
     const budget = this.leading
-      ? Math.max(0, this.lastRenew + this.renewDeadlineMs - this.clock.now())
+      ? Math.max(0, this.lastRenew + this.renewDeadlineMs - this.elapsed())
       : this.renewDeadlineMs;
     let timer: unknown;
     const timedOut = new Promise<boolean>((resolve) => {
@@ -146,7 +160,7 @@ export class LeaderElector {
       if (ok) this.leading = true;
       return;
     }
-    const now = this.clock.now();
+    const now = this.elapsed();
     if (ok) {
       this.lastRenew = now;
       if (!this.leading) {
@@ -170,7 +184,8 @@ export class LeaderElector {
   /** One round of client-go's tryAcquireOrRenew: true when this replica holds the Lease afterwards. */
   private async tryAcquireOrRenew(): Promise<boolean> {
     const { client, name, namespace, identity } = this.options;
-    const now = this.clock.now();
+    const now = this.elapsed();
+    const wall = this.wallTime();
     const leaseDurationSeconds = Math.max(1, Math.ceil(this.leaseDurationMs / 1000));
     let lease: Lease;
     try {
@@ -184,8 +199,8 @@ export class LeaderElector {
         spec: {
           holderIdentity: identity,
           leaseDurationSeconds,
-          acquireTime: microTime(now),
-          renewTime: microTime(now),
+          acquireTime: microTime(wall),
+          renewTime: microTime(wall),
           leaseTransitions: 0,
         },
       };
@@ -209,8 +224,8 @@ export class LeaderElector {
         ...spec,
         holderIdentity: identity,
         leaseDurationSeconds,
-        renewTime: microTime(now),
-        acquireTime: holder === identity ? (spec.acquireTime ?? microTime(now)) : microTime(now),
+        renewTime: microTime(wall),
+        acquireTime: holder === identity ? (spec.acquireTime ?? microTime(wall)) : microTime(wall),
         leaseTransitions:
           holder === identity ? (spec.leaseTransitions ?? 0) : (spec.leaseTransitions ?? 0) + 1,
       },
@@ -227,7 +242,7 @@ export class LeaderElector {
   private observe(lease: Lease): void {
     const spec = lease.spec ?? {};
     const record = JSON.stringify([spec.holderIdentity, spec.renewTime, spec.leaseDurationSeconds]);
-    if (this.observed?.record !== record) this.observed = { record, at: this.clock.now() };
+    if (this.observed?.record !== record) this.observed = { record, at: this.elapsed() };
   }
 
   /** As client-go: an empty holder and a 1 s duration, so that the next candidate takes it at once. */
@@ -236,7 +251,7 @@ export class LeaderElector {
     try {
       const lease = await client.get(LeaseKind, name, namespace);
       if (lease.spec?.holderIdentity !== identity) return;
-      const now = microTime(this.clock.now());
+      const now = microTime(this.wallTime());
       await client.update(LeaseKind, {
         ...lease,
         spec: {

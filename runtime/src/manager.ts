@@ -130,6 +130,16 @@ export class Manager implements ControllerHost {
   private readonly cache: InformerCache;
   /** Set with leaderElection: the controllers run only while it leads. */
   readonly leaderElector: LeaderElector | undefined;
+  /**
+   * Aborted the moment leadership is lost: `mgr.client` refuses writes from then on and aborts those in
+   * flight, and every reconcile's `context.signal` is this signal.
+   */
+  private readonly fence = new AbortController();
+
+  /** Aborted when this manager loses its leader election Lease (see ReconcileContext.signal). */
+  get leadership(): AbortSignal {
+    return this.fence.signal;
+  }
   private lost: Error | undefined;
   private readonly controllers: Controller[] = [];
   private readonly recorders = new Map<string, EventRecorder>();
@@ -185,7 +195,12 @@ export class Manager implements ControllerHost {
       syncTimeoutMs: options.cacheSyncTimeoutMs ?? 120_000,
       clock: this.clock,
     });
-    this.client = new DelegatingClient(this.cache, this.apiClient, options.clientDisableCacheFor);
+    this.client = new DelegatingClient(
+      this.cache,
+      this.apiClient,
+      options.clientDisableCacheFor,
+      this.fence.signal,
+    );
     this.leaderElector = options.leaderElection ? this.newLeaderElector(options) : undefined;
   }
 
@@ -280,6 +295,8 @@ export class Manager implements ControllerHost {
         this.logger.info('attempting to acquire the leader lease', { lease: this.options.leaderElectionId });
         elector.onLost(() => {
           this.lost = new Error('leader election lost');
+          // Fence first, in this same tick: no write of this replica may land once another one may lead.
+          this.fence.abort(this.lost);
           void this.stop();
         });
         this.setLeader(false);

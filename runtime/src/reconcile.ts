@@ -28,6 +28,12 @@ export interface ReconcileContext {
    * (the manager's `getEventRecorderFor(controller)`, one per controller).
    */
   readonly recorder: EventRecorder;
+  /**
+   * Aborted when the manager loses its leader election Lease: another replica may lead already. The
+   * manager's client then refuses writes (LeadershipLostError) and aborts those in flight; pass the
+   * signal on to other long work (`fetch(url, { signal })`, your own loops) so that it stops too.
+   */
+  readonly signal: AbortSignal;
 }
 
 export interface Reconciler {

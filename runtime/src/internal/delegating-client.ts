@@ -1,6 +1,8 @@
 /**
  * The manager's client, as controller-runtime's: reads (`get`, `list`) from the informer cache, writes
- * to the API server. Kinds listed as uncached are read from the API server too.
+ * to the API server. Kinds listed as uncached are read from the API server too. Writes are fenced: once
+ * `fence` aborts (the manager lost its leader election Lease), a write is refused with
+ * LeadershipLostError, and writes in flight are aborted with it.
  */
 import type {
   ApplyOptions,
@@ -12,6 +14,7 @@ import type {
   Reader,
   RequestOptions,
 } from '../client.js';
+import { LeadershipLostError } from '../errors.js';
 import type { ResourceKind } from '../kinds.js';
 
 export class DelegatingClient implements Client {
@@ -21,8 +24,28 @@ export class DelegatingClient implements Client {
     private readonly cache: Reader,
     private readonly api: Client,
     uncached: readonly ResourceKind<unknown>[] = [],
+    private readonly fence?: AbortSignal,
   ) {
     this.uncached = new Set(uncached.map((kind) => `${kind.apiVersion}/${kind.kind}`));
+  }
+
+  /**
+   * Runs a write with the fence among its abort signals; refuses it when the fence is down. A write the
+   * fence aborts in flight fails with LeadershipLostError too (it may still have reached the API server:
+   * an abort cannot take back what was sent).
+   */
+  private fenced<R, O extends RequestOptions>(
+    what: string,
+    options: O | undefined,
+    write: (options: O) => Promise<R>,
+  ): Promise<R> {
+    const fence = this.fence;
+    if (fence === undefined) return write(options ?? ({} as O));
+    if (fence.aborted) return Promise.reject(new LeadershipLostError(what));
+    const signal = options?.signal ? AbortSignal.any([options.signal, fence]) : fence;
+    return write({ ...(options ?? ({} as O)), signal }).catch((err: unknown) => {
+      throw fence.aborted ? new LeadershipLostError(what) : err;
+    });
   }
 
   private readerFor(kind: ResourceKind<unknown>): Reader {
@@ -38,15 +61,17 @@ export class DelegatingClient implements Client {
   }
 
   create<T>(kind: ResourceKind<T>, object: T, options?: RequestOptions): Promise<T> {
-    return this.api.create(kind, object, options);
+    return this.fenced(`create ${kind.kind}`, options, (o) => this.api.create(kind, object, o));
   }
 
   update<T>(kind: ResourceKind<T>, object: T, options?: RequestOptions): Promise<T> {
-    return this.api.update(kind, object, options);
+    return this.fenced(`update ${kind.kind}`, options, (o) => this.api.update(kind, object, o));
   }
 
   updateStatus<T>(kind: ResourceKind<T>, object: T, options?: RequestOptions): Promise<T> {
-    return this.api.updateStatus(kind, object, options);
+    return this.fenced(`update the status of ${kind.kind}`, options, (o) =>
+      this.api.updateStatus(kind, object, o),
+    );
   }
 
   patch<T>(
@@ -56,14 +81,19 @@ export class DelegatingClient implements Client {
     patch: unknown,
     options?: PatchType | PatchOptions,
   ): Promise<T> {
-    return this.api.patch(kind, name, namespace, patch, options);
+    const given: PatchOptions | undefined = typeof options === 'string' ? { type: options } : options;
+    return this.fenced(`patch ${kind.kind} ${name}`, given, (o) =>
+      this.api.patch(kind, name, namespace, patch, o),
+    );
   }
 
   delete<T>(kind: ResourceKind<T>, name: string, namespace?: string, options?: DeleteOptions): Promise<void> {
-    return this.api.delete(kind, name, namespace, options);
+    return this.fenced(`delete ${kind.kind} ${name}`, options, (o) =>
+      this.api.delete(kind, name, namespace, o),
+    );
   }
 
   apply<T>(kind: ResourceKind<T>, object: T, options: ApplyOptions): Promise<T> {
-    return this.api.apply(kind, object, options);
+    return this.fenced(`apply ${kind.kind}`, options, (o) => this.api.apply(kind, object, o));
   }
 }

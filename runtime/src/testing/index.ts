@@ -377,15 +377,17 @@ export class FakeRecorder implements EventRecorder {
 
 /**
  * The context a controller hands a reconciler, for calling `reconcile(request, context)` in unit tests.
- * Default: controller `test`, a FakeRecorder, and a logger that writes nothing.
+ * Default: controller `test`, a FakeRecorder, a logger that writes nothing, and a signal that never aborts
+ * (pass an AbortController's to test what a reconcile does when leadership is lost).
  */
 export function reconcileContext(
-  options: { controller?: string; recorder?: EventRecorder; logger?: Logger } = {},
+  options: { controller?: string; recorder?: EventRecorder; logger?: Logger; signal?: AbortSignal } = {},
 ): ReconcileContext & { recorder: EventRecorder } {
   return {
     controller: options.controller ?? 'test',
     reconcileID: randomUUID(),
     logger: options.logger ?? createLogger({ write: () => {} }),
     recorder: options.recorder ?? new FakeRecorder(),
+    signal: options.signal ?? new AbortController().signal,
   };
 }
