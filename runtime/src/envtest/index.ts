@@ -208,6 +208,14 @@ export async function startEnvtest(options: EnvtestOptions = {}): Promise<Envtes
       crds = withConversionWebhooks(crds, webhookOptions.conversionCrdNames ?? [], serving);
     }
     await plane.start();
+    // The CRDs before the controllers: kube-controller-manager's garbage collector learns the kinds it
+    // watches from discovery, at its start and then every 30 s. A custom kind that appears after its start
+    // is not watched for up to 30 s, and deleting an owner of that kind would leave its dependents.
+    await installCrds(
+      plane.access(),
+      crds,
+      Math.max(o.startTimeoutMs - (Date.now() - plane.startedAt), 5_000),
+    );
     if (o.controllers) {
       cluster = new Cluster(plane, {
         controllerManagerArgs: options.controllerManagerArgs ?? [],
@@ -218,11 +226,6 @@ export async function startEnvtest(options: EnvtestOptions = {}): Promise<Envtes
       // The Node objects go in while the programs start; kwok picks them up once it watches.
       for (const { name, node } of nodes) await cluster.createNode({ ...node, name });
     }
-    await installCrds(
-      plane.access(),
-      crds,
-      Math.max(o.startTimeoutMs - (Date.now() - plane.startedAt), 5_000),
-    );
     if (serving && webhooks) {
       await installWebhookConfigurations(plane.access(), pointAtLocalServer(webhooks, serving));
     }

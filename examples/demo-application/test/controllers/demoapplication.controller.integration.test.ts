@@ -61,12 +61,15 @@ const PodKind = resourceKind<V1Pod>({
   namespaced: true,
 });
 const poll = { timeout: 30_000, interval: 50 };
+/** Each test waits up to `poll.timeout` for the cluster's controllers: more than vitest's default 5 s. */
+const STEP_TIMEOUT = { timeout: 60_000 };
 
 // Skipped, with one line, when the binaries are missing; under CI=true that fails the run instead.
 const binaries = binaryAssetsOrSkip({ controllers: true });
 
 describe.skipIf(binaries === undefined)(
   'DemoApplicationReconciler on a cluster (envtest cluster mode)',
+  STEP_TIMEOUT,
   () => {
     let env: Envtest | undefined;
     let mgr: Manager | undefined;
