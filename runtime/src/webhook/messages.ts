@@ -11,6 +11,9 @@ export const messages = {
     `webhook server: invalid webhook path "${path}": expected /segment[/segment...] of letters, digits, - and _`,
   emptyBody: () => 'request body is empty',
   tooLarge: (limit: number) => `request entity is too large; limit is ${limit} bytes`,
+  busy: (max: number) => `the webhook server is serving ${max} requests, its maxConcurrentRequests: retry`,
+  overBudget: (max: number) =>
+    `the webhook server holds ${max} bytes of requests, its maxInFlightBytes: retry`,
   contentType: (contentType: string | undefined) =>
     `contentType=${contentType ?? ''}, expected application/json`,
   malformedJson: (reason: string) => `request body is not valid JSON: ${reason}`,

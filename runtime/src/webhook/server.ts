@@ -81,6 +81,34 @@ export interface WebhookServerOptions {
    * this clear answer rather than its own deadline error. Keep it under the configurations' timeoutSeconds.
    */
   requestTimeoutMs?: number;
+  /**
+   * How long a client may take to send a request's headers, and the whole request, before its connection
+   * is closed (a slow or stalled client must not hold a connection). Default: 10 000 and 30 000 ms.
+   */
+  headersTimeoutMs?: number;
+  readTimeoutMs?: number;
+  /** How long an idle kept-alive connection stays open. Default: 30 000 ms. */
+  keepAliveTimeoutMs?: number;
+  /** Connections open at once; more are closed as they arrive, before TLS. Default: 256. */
+  maxConnections?: number;
+  /**
+   * Requests served at once; more get 429 Too Many Requests with Retry-After: 1 at once, before their
+   * body is read. Default: 64.
+   */
+  maxConcurrentRequests?: number;
+  /**
+   * Request bytes buffered at once across all requests; a request whose body would pass it gets 429, so
+   * that concurrent large reviews cannot exhaust the heap. Default: 24 MiB (three reviews at the 7 MiB
+   * cap, within the generated manager's 96 MiB heap).
+   */
+  maxInFlightBytes?: number;
+  /** The lowest TLS version accepted. Default: `TLSv1.2`. */
+  tlsMinVersion?: 'TLSv1.2' | 'TLSv1.3';
+  /**
+   * The TLS 1.2 cipher suites, OpenSSL names joined by `:` (TLS 1.3's are all forward-secret). Default:
+   * ECDHE suites with AES-GCM or ChaCha20-Poly1305 only: forward secrecy, as Go's defaults.
+   */
+  tlsCiphers?: string;
   /** Default: a JSON logger on stderr. */
   logger?: Logger;
   /** Where the webhook series go: pass the Manager's so that /metrics shows them. Default: a new registry. */
@@ -88,6 +116,19 @@ export interface WebhookServerOptions {
 }
 
 export const DEFAULT_WEBHOOK_PORT = 9443;
+
+/** TLS 1.2 suites with forward secrecy (ECDHE) and an AEAD cipher; TLS 1.3's are all of that kind. */
+export const FORWARD_SECRET_CIPHERS = [
+  'TLS_AES_128_GCM_SHA256',
+  'TLS_AES_256_GCM_SHA384',
+  'TLS_CHACHA20_POLY1305_SHA256',
+  'ECDHE-ECDSA-AES128-GCM-SHA256',
+  'ECDHE-RSA-AES128-GCM-SHA256',
+  'ECDHE-ECDSA-AES256-GCM-SHA384',
+  'ECDHE-RSA-AES256-GCM-SHA384',
+  'ECDHE-ECDSA-CHACHA20-POLY1305',
+  'ECDHE-RSA-CHACHA20-POLY1305',
+].join(':');
 
 const LATENCY_BUCKETS = [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 10, 100, 1000];
 const REQUESTS_TOTAL = 'controller_runtime_webhook_requests_total';
@@ -112,6 +153,14 @@ function withDefaults(options: WebhookServerOptions): Required_ {
     certPollIntervalMs: options.certPollIntervalMs ?? 10_000,
     maxRequestBytes: options.maxRequestBytes ?? 7 * 1024 * 1024,
     requestTimeoutMs: options.requestTimeoutMs ?? 9_000,
+    headersTimeoutMs: options.headersTimeoutMs ?? 10_000,
+    readTimeoutMs: options.readTimeoutMs ?? 30_000,
+    keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? 30_000,
+    maxConnections: options.maxConnections ?? 256,
+    maxConcurrentRequests: options.maxConcurrentRequests ?? 64,
+    maxInFlightBytes: options.maxInFlightBytes ?? 24 * 1024 * 1024,
+    tlsMinVersion: options.tlsMinVersion ?? 'TLSv1.2',
+    tlsCiphers: options.tlsCiphers ?? FORWARD_SECRET_CIPHERS,
   };
 }
 
@@ -128,6 +177,10 @@ class Refusal extends Error {
 
 export class WebhookServer {
   readonly logger: Logger;
+  /** Requests being served now (maxConcurrentRequests). */
+  private serving = 0;
+  /** Request bytes buffered now, across requests (maxInFlightBytes). */
+  private readonly budget: ByteBudget;
   readonly metrics: Metrics;
   private readonly options: Required_;
   private readonly webhooks = new Map<string, Webhook>();
@@ -140,6 +193,7 @@ export class WebhookServer {
 
   constructor(options: WebhookServerOptions = {}) {
     this.options = withDefaults(options);
+    this.budget = { used: 0, max: this.options.maxInFlightBytes };
     this.logger = options.logger ?? createLogger();
     this.metrics = options.metrics ?? new Metrics();
   }
@@ -194,9 +248,31 @@ export class WebhookServer {
       onChange: (pair) => this.server?.setSecureContext(pair),
     });
     const pair = certs.start();
-    const server = https.createServer({ ...pair, minVersion: 'TLSv1.2' }, (req, res) => {
-      void this.serve(req, res);
-    });
+    const server = https.createServer(
+      {
+        ...pair,
+        minVersion: o.tlsMinVersion,
+        ciphers: o.tlsCiphers,
+        // HTTP/1.1 only: the apiserver speaks it to webhooks, and HTTP/2's rapid-reset and stream floods
+        // (CVE-2023-44487) stay out, as kubebuilder's scaffold turns HTTP/2 off by default.
+        ALPNProtocols: ['http/1.1'],
+        headersTimeout: o.headersTimeoutMs,
+        requestTimeout: o.readTimeoutMs,
+        keepAliveTimeout: o.keepAliveTimeoutMs,
+        // Node enforces the two timeouts above when it checks its connections: every 30 s by default,
+        // which would let a stalled client keep its connection up to 30 s longer.
+        connectionsCheckingInterval: Math.min(1_000, o.headersTimeoutMs),
+      },
+      (req, res) => {
+        void this.serve(req, res);
+      },
+    );
+    server.maxConnections = o.maxConnections;
+    server.on('drop', () =>
+      this.logger.warn('webhook connection refused: maxConnections reached', {
+        maxConnections: o.maxConnections,
+      }),
+    );
     server.on('clientError', (error, socket) => {
       this.logger.debug('webhook client error', { error: error.message });
       socket.destroy();
@@ -243,17 +319,32 @@ export class WebhookServer {
       res.writeHead(404, { 'Content-Type': 'text/plain' }).end(`no webhook at ${path}\n`);
       return;
     }
+    if (this.serving >= this.options.maxConcurrentRequests) {
+      req.resume();
+      this.metrics.inc(REQUESTS_TOTAL, REQUESTS_HELP, { webhook: path, code: '429' });
+      this.write(
+        res,
+        429,
+        webhook.failure({}, 429, messages.busy(this.options.maxConcurrentRequests), 'TooManyRequests'),
+        { 'Retry-After': '1' },
+      );
+      return;
+    }
+    this.serving++;
+    const held = { bytes: 0 };
     const started = performance.now();
     this.setInFlight(path, 1);
     let status = 500;
     try {
-      status = await this.answer(path, webhook, req, res);
+      status = await this.answer(path, webhook, req, res, held);
     } catch (error) {
       // Only a bug of the server gets here; answer anyway rather than leave the caller hanging.
       this.logger.error('webhook request failed', { webhook: path, code: 500, error });
       if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain' });
       if (!res.writableEnded) res.end('internal error\n');
     } finally {
+      this.serving--;
+      this.budget.used -= held.bytes;
       this.setInFlight(path, -1);
       this.metrics.observe(
         LATENCY,
@@ -272,11 +363,12 @@ export class WebhookServer {
     webhook: Webhook,
     req: http.IncomingMessage,
     res: http.ServerResponse,
+    held: { bytes: number },
   ): Promise<number> {
     const logger = this.logger.child({ webhook: path });
     let body: Record<string, unknown>;
     try {
-      body = await this.readReview(webhook, req);
+      body = await this.readReview(webhook, req, held);
     } catch (error) {
       if (!(error instanceof Refusal)) throw error;
       logger.error('webhook request failed', { code: error.status, reason: error.message });
@@ -326,7 +418,11 @@ export class WebhookServer {
   }
 
   /** The request's review, or a Refusal: wrong method or content type, too large, not JSON, wrong kind. */
-  private async readReview(webhook: Webhook, req: http.IncomingMessage): Promise<Record<string, unknown>> {
+  private async readReview(
+    webhook: Webhook,
+    req: http.IncomingMessage,
+    held: { bytes: number },
+  ): Promise<Record<string, unknown>> {
     if (req.method !== 'POST')
       throw new Refusal(405, `method ${req.method ?? ''} not allowed, expected POST`, 'MethodNotAllowed');
     const contentType = req.headers['content-type'];
@@ -339,8 +435,11 @@ export class WebhookServer {
       req.resume();
       throw new Refusal(413, messages.tooLarge(limit), 'RequestEntityTooLarge');
     }
-    const raw = await readBody(req, limit);
+    const raw = await readBody(req, limit, this.budget, held);
     if (raw === 'tooLarge') throw new Refusal(413, messages.tooLarge(limit), 'RequestEntityTooLarge');
+    if (raw === 'overBudget') {
+      throw new Refusal(429, messages.overBudget(this.options.maxInFlightBytes), 'TooManyRequests');
+    }
     const size = raw.length;
     if (size === 0) throw new Refusal(400, messages.emptyBody(), 'BadRequest');
     let parsed: unknown;
@@ -385,23 +484,39 @@ export class WebhookServer {
   }
 }
 
+/** Bytes buffered across requests, against a cap. */
+interface ByteBudget {
+  used: number;
+  readonly max: number;
+}
+
 /**
- * The body, or 'tooLarge' as soon as it passes `limit` (the rest is read and dropped: destroying the
- * request would take the socket, and the answer, with it).
+ * The body, or 'tooLarge' as soon as it passes `limit`, or 'overBudget' as soon as the bytes held by all
+ * requests would pass `budget.max` (the rest is read and dropped: destroying the request would take the
+ * socket, and the answer, with it). The bytes read are added to `held.bytes` and to the budget; the server
+ * gives them back when the request has been answered, as its parsed review lives until then.
  */
-function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer | 'tooLarge'> {
+function readBody(
+  req: http.IncomingMessage,
+  limit: number,
+  budget: ByteBudget,
+  held: { bytes: number },
+): Promise<Buffer | 'tooLarge' | 'overBudget'> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    let size = 0;
     let over = false;
     req.on('data', (chunk: Buffer) => {
       if (over) return;
-      size += chunk.length;
-      if (size > limit) {
+      const tooLarge = held.bytes + chunk.length > limit;
+      if (tooLarge || budget.used + chunk.length > budget.max) {
         over = true;
         chunks.length = 0;
-        resolve('tooLarge');
-      } else chunks.push(chunk);
+        resolve(tooLarge ? 'tooLarge' : 'overBudget');
+        return;
+      }
+      held.bytes += chunk.length;
+      budget.used += chunk.length;
+      chunks.push(chunk);
     });
     req.on('end', () => {
       if (!over) resolve(Buffer.concat(chunks));

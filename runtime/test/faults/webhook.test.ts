@@ -1,0 +1,189 @@
+/**
+ * A webhook server that cannot be knocked over, on real sockets (no API server needed: these are the
+ * faults of its clients). The issue measured, before these limits: connections of slow clients held 73 to
+ * 313 s, no limit on connections, and 16 concurrent 6.8 MB reviews took the server down (out of memory).
+ */
+import fs from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import tls from 'node:tls';
+import { afterEach, describe, expect, it } from 'vitest';
+import { groupVersion } from '../../src/kinds.js';
+import { validating } from '../../src/webhook/admission.js';
+import { validatePath } from '../../src/webhook/paths.js';
+import { WebhookServer, type WebhookServerOptions } from '../../src/webhook/server.js';
+import { admissionReview, makeCertificates, memoryLogger, post, tempDir } from '../webhook/helpers.js';
+
+const Guestbook = groupVersion('webapp.example.com', 'v1').kind('Guestbook', { plural: 'guestbooks' });
+const VALIDATE = validatePath(Guestbook);
+const object = { apiVersion: 'webapp.example.com/v1', kind: 'Guestbook', metadata: { name: 'g' }, spec: {} };
+
+const cleanup: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+});
+
+/** A server whose validating webhook takes `delayMs` per review. */
+async function serve(options: WebhookServerOptions, delayMs = 0) {
+  const dir = tempDir();
+  cleanup.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const certs = makeCertificates(dir);
+  const { logger, lines } = memoryLogger();
+  const server = new WebhookServer({ host: '127.0.0.1', port: 0, certDir: dir, logger, ...options });
+  server.register(
+    VALIDATE,
+    validating(Guestbook, {
+      validateCreate: async () => {
+        if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+      },
+    }),
+  );
+  await server.start();
+  cleanup.push(() => server.stop());
+  const port = server.address!.port;
+  const call = (body: unknown) => post(port, VALIDATE, body, { ca: certs.ca });
+  return { port, certs, call, lines };
+}
+
+/** A TLS connection to the server; resolves once it is up, or with the error that ended it. */
+function connect(port: number, ca: string, options: tls.ConnectionOptions = {}): Promise<tls.TLSSocket> {
+  return new Promise((resolve, reject) => {
+    const socket = tls.connect({ host: '127.0.0.1', port, ca, servername: 'localhost', ...options }, () =>
+      resolve(socket),
+    );
+    socket.once('error', reject);
+    cleanup.push(() => void socket.destroy());
+  });
+}
+
+/** How long until the server closes `socket`, in ms. */
+function closedAfter(socket: tls.TLSSocket): Promise<number> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    socket.on('error', () => {});
+    socket.once('close', () => resolve(performance.now() - started));
+  });
+}
+
+describe('slow clients', () => {
+  it('are cut off: headers that never end, a body that trickles, an idle kept-alive connection', async () => {
+    const { port, certs } = await serve({
+      headersTimeoutMs: 1_000,
+      readTimeoutMs: 2_000,
+      keepAliveTimeoutMs: 1_000,
+    });
+
+    const headers = await connect(port, certs.ca);
+    headers.write(`POST ${VALIDATE} HTTP/1.1\r\nHost: localhost\r\n`); // and never the blank line
+    const trickle = await connect(port, certs.ca);
+    trickle.write(
+      `POST ${VALIDATE} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n`,
+    );
+    const dripping = setInterval(() => trickle.write(' '), 100);
+    cleanup.push(() => clearInterval(dripping));
+    const idle = await connect(port, certs.ca);
+
+    const [headersMs, trickleMs, idleMs] = await Promise.all([
+      closedAfter(headers),
+      closedAfter(trickle),
+      closedAfter(idle),
+    ]);
+    console.info(
+      `slow clients cut after: headers ${Math.round(headersMs)} ms, body ${Math.round(trickleMs)} ms, ` +
+        `idle ${Math.round(idleMs)} ms`,
+    );
+    // Node enforces them when it checks its connections (every second): allow for that.
+    expect(headersMs).toBeLessThan(1_000 + 1_500);
+    expect(trickleMs).toBeLessThan(2_000 + 1_500);
+    expect(idleMs).toBeLessThan(1_000 + 1_500);
+  }, 30_000);
+});
+
+describe('floods', () => {
+  it('refuses connections over maxConnections as they arrive, and serves again once they close', async () => {
+    const { port, certs, call } = await serve({ maxConnections: 3 });
+    const held = await Promise.all([1, 2, 3].map(() => connect(port, certs.ca)));
+    const started = performance.now();
+    const refused = await connect(port, certs.ca).then(
+      () => 'connected',
+      (error: Error) => error.message,
+    );
+    const refusedMs = performance.now() - started;
+    console.info(
+      `a 4th connection over maxConnections 3: refused in ${Math.round(refusedMs)} ms (${refused})`,
+    );
+    expect(refused).not.toBe('connected');
+    for (const socket of held) socket.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await call(admissionReview({ object }))).status).toBe(200);
+  });
+
+  it('answers requests over maxConcurrentRequests with a fast 429, never queueing them', async () => {
+    const { call } = await serve({ maxConcurrentRequests: 2 }, 1_000);
+    const slow = [call(admissionReview({ object })), call(admissionReview({ object }))];
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const started = performance.now();
+    const extra = await call(admissionReview({ object }));
+    const extraMs = performance.now() - started;
+    expect(extra.status).toBe(429);
+    expect(extra.headers['retry-after']).toBe('1');
+    expect(extraMs).toBeLessThan(500);
+    expect((await Promise.all(slow)).map((reply) => reply.status)).toEqual([200, 200]);
+  });
+
+  it('bounds the bytes of concurrent large reviews: 16 of 6.8 MB, the excess refused, the server still up', async () => {
+    const { call } = await serve({}, 300);
+    // A review of 6.8 MB: an object with a large field, as a big ConfigMap would be.
+    const big = JSON.stringify(
+      admissionReview({ object: { ...object, spec: { blob: 'x'.repeat(6_800_000) } } }),
+    );
+    globalThis.gc?.();
+    const before = process.memoryUsage().heapUsed;
+    let peak = before;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().heapUsed)), 10);
+    const replies = await Promise.all(Array.from({ length: 16 }, () => call(big)));
+    clearInterval(sampler);
+    const statuses = replies.map((reply) => reply.status);
+    const served = statuses.filter((status) => status === 200).length;
+    const refused = statuses.filter((status) => status === 429).length;
+    console.info(
+      `16 concurrent 6.8 MB reviews: ${served} answered, ${refused} refused with 429 (maxInFlightBytes 24 MiB); ` +
+        `heap peak ${Math.round((peak - before) / 2 ** 20)} MiB above the start (clients included)`,
+    );
+    expect(served + refused).toBe(16);
+    expect(served).toBeGreaterThan(0);
+    expect(refused).toBeGreaterThan(0);
+    // The budget is given back: a small review is served afterwards.
+    expect((await call(admissionReview({ object }))).status).toBe(200);
+  }, 30_000);
+});
+
+describe('TLS', () => {
+  it('refuses TLS 1.1 and ciphers without forward secrecy, accepts TLS 1.2 with ECDHE, and speaks no HTTP/2', async () => {
+    const { port, certs } = await serve({});
+    const old = await connect(port, certs.ca, { minVersion: 'TLSv1', maxVersion: 'TLSv1.1' }).then(
+      () => 'connected',
+      () => 'refused',
+    );
+    expect(old).toBe('refused');
+    const staticRsa = await connect(port, certs.ca, {
+      maxVersion: 'TLSv1.2',
+      ciphers: 'AES128-GCM-SHA256',
+    }).then(
+      () => 'connected',
+      () => 'refused',
+    );
+    expect(staticRsa).toBe('refused');
+    const modern = await connect(port, certs.ca, {
+      maxVersion: 'TLSv1.2',
+      ALPNProtocols: ['h2', 'http/1.1'],
+    });
+    expect(modern.getProtocol()).toBe('TLSv1.2');
+    expect(modern.getCipher().name).toMatch(/^ECDHE-/);
+    expect(modern.alpnProtocol).toBe('http/1.1');
+    const h2only = await connect(port, certs.ca, { ALPNProtocols: ['h2'] }).then(
+      (socket) => socket.alpnProtocol,
+      () => 'refused',
+    );
+    expect(h2only).not.toBe('h2');
+  });
+});
