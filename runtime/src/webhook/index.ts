@@ -4,6 +4,7 @@
  */
 export {
   DEFAULT_WEBHOOK_PORT,
+  FORWARD_SECRET_CIPHERS,
   WebhookServer,
   type Answer,
   type Webhook,
