@@ -169,22 +169,7 @@ export class HttpClient implements Client {
 
   async list<T>(kind: ResourceKind<T>, options: ListOptions = {}): Promise<T[]> {
     const items: T[] = [];
-    let continueToken: string | undefined;
-    do {
-      const query = new URLSearchParams();
-      if (options.labelSelector) query.set('labelSelector', options.labelSelector);
-      if (options.fieldSelector) query.set('fieldSelector', options.fieldSelector);
-      query.set('limit', String(options.pageSize ?? 500));
-      if (continueToken) query.set('continue', continueToken);
-      const page = await this.request<{ items: T[]; metadata?: { continue?: string } }>(
-        'GET',
-        `${resourcePath(kind, options.namespace)}?${query.toString()}`,
-        `list ${kind.plural}`,
-        options,
-      );
-      for (const item of page.items) items.push(withKind(kind, item));
-      continueToken = page.metadata?.continue || undefined;
-    } while (continueToken);
+    await this.readPages(kind, options, options.pageSize ?? 500, (item) => items.push(item));
     return items;
   }
 
@@ -202,27 +187,9 @@ export class HttpClient implements Client {
     const transform = options.transform ?? ((item: T) => item);
     const read = async (limit: number | undefined) => {
       const items: T[] = [];
-      let continueToken: string | undefined;
-      let resourceVersion: string | undefined;
-      do {
-        const query = new URLSearchParams();
-        if (options.labelSelector) query.set('labelSelector', options.labelSelector);
-        if (options.fieldSelector) query.set('fieldSelector', options.fieldSelector);
-        if (limit !== undefined) query.set('limit', String(limit));
-        if (continueToken) query.set('continue', continueToken);
-        const page = await this.request<{
-          items: T[];
-          metadata?: { resourceVersion?: string; continue?: string };
-        }>(
-          'GET',
-          `${resourcePath(kind, options.namespace)}${query.size > 0 ? `?${query.toString()}` : ''}`,
-          `list ${kind.plural}`,
-          options,
-        );
-        for (const item of page.items) items.push(transform(withKind(kind, item)));
-        resourceVersion = page.metadata?.resourceVersion;
-        continueToken = page.metadata?.continue || undefined;
-      } while (continueToken);
+      const resourceVersion = await this.readPages(kind, options, limit, (item) =>
+        items.push(transform(item)),
+      );
       return { items, metadata: resourceVersion !== undefined ? { resourceVersion } : {} };
     };
     try {
@@ -231,6 +198,41 @@ export class HttpClient implements Client {
       if (!(err instanceof ApiError && err.statusCode === 410)) throw err;
       return read(undefined);
     }
+  }
+
+  /**
+   * Reads a list page by page (`limit` objects a request; all in one when undefined), following its
+   * continue tokens, and hands each item, with its kind set, to `onItem`. Resolves with the list's
+   * resourceVersion.
+   */
+  private async readPages<T>(
+    kind: ResourceKind<T>,
+    options: ListOptions,
+    limit: number | undefined,
+    onItem: (item: T) => void,
+  ): Promise<string | undefined> {
+    let continueToken: string | undefined;
+    let resourceVersion: string | undefined;
+    do {
+      const query = new URLSearchParams();
+      if (options.labelSelector) query.set('labelSelector', options.labelSelector);
+      if (options.fieldSelector) query.set('fieldSelector', options.fieldSelector);
+      if (limit !== undefined) query.set('limit', String(limit));
+      if (continueToken) query.set('continue', continueToken);
+      const page = await this.request<{
+        items: T[];
+        metadata?: { resourceVersion?: string; continue?: string };
+      }>(
+        'GET',
+        `${resourcePath(kind, options.namespace)}${query.size > 0 ? `?${query.toString()}` : ''}`,
+        `list ${kind.plural}`,
+        options,
+      );
+      for (const item of page.items) onItem(withKind(kind, item));
+      resourceVersion = page.metadata?.resourceVersion;
+      continueToken = page.metadata?.continue || undefined;
+    } while (continueToken);
+    return resourceVersion;
   }
 
   async create<T>(kind: ResourceKind<T>, object: T, options?: RequestOptions): Promise<T> {

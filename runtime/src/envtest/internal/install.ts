@@ -27,18 +27,16 @@ export async function createOrReplace(
   const name = body.metadata?.name ?? '';
   // Strict: a key the apiserver does not know (a typo, or a client-node model name such as
   // `x_kubernetes_preserve_unknown_fields`) is an error naming it, not a field silently dropped.
-  const created = await apiRequest(access, 'POST', `${path}?${STRICT}`, body);
-  if (created.status === 409) {
+  let answer = await apiRequest(access, 'POST', `${path}?${STRICT}`, body);
+  if (answer.status === 409) {
     const existing = await apiRequest(access, 'GET', `${path}/${name}`);
     const resourceVersion = (existing.body as Named | undefined)?.metadata?.resourceVersion;
-    const replaced = await apiRequest(access, 'PUT', `${path}/${name}?${STRICT}`, {
+    answer = await apiRequest(access, 'PUT', `${path}/${name}?${STRICT}`, {
       ...body,
       metadata: { ...body.metadata, resourceVersion },
     });
-    if (replaced.status >= 300) {
-      throw new Error(`installing ${what} ${name}: ${replaced.status} ${statusMessage(replaced)}`);
-    }
-  } else if (created.status >= 300) {
-    throw new Error(`installing ${what} ${name}: ${created.status} ${statusMessage(created)}`);
+  }
+  if (answer.status >= 300) {
+    throw new Error(`installing ${what} ${name}: ${answer.status} ${statusMessage(answer)}`);
   }
 }
