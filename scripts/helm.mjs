@@ -17,6 +17,7 @@ import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, renameSync, 
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { clearInterval, clearTimeout, setInterval, setTimeout } from 'node:timers';
 
 export const HELM_VERSION = 'v3.19.0';
 /** A cold build downloads ~150 modules and compiles for a few minutes; a hung proxy must not hang CI. */
