@@ -20,6 +20,8 @@ import type { Plan, PlanEntry } from '../scaffold/plan.js';
 export const MANIFEST_FILE = '.kubesmith-files';
 /** The files the user owns after the first run: never rewritten. */
 const USER_FILES = new Set(['Chart.yaml']);
+/** Files whose edits are expected (merged or kept): no hash recorded, never a conflict. */
+const UNHASHED = new Set(['Chart.yaml', 'values.yaml']);
 /** Merged with the user's version rather than replaced. */
 export const VALUES_FILE = 'values.yaml';
 /** A chart directory with more files than this is not one kubesmith made. */
@@ -50,7 +52,7 @@ function manifestText(files: { path: string; content: string }[]): string {
     '# the files that are yours after the first run). It regenerates them on every run, and stops when',
     '# this directory holds a file it did not write. Helm ignores this file (.helmignore).',
     ...files
-      .map((file) => `${USER_FILES.has(file.path) ? '-' : sha256(file.content)}  ${file.path}`)
+      .map((file) => `${UNHASHED.has(file.path) ? '-' : sha256(file.content)}  ${file.path}`)
       .sort((a, b) => (a.slice(66) < b.slice(66) ? -1 : 1)),
     '',
   ];
