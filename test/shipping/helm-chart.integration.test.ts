@@ -329,7 +329,8 @@ describe.skipIf(helm === undefined)('kubesmith helm-chart', () => {
         'app.kubernetes.io/instance': 'guestbook',
         'app.kubernetes.io/managed-by': 'Helm',
         'app.kubernetes.io/name': 'guestbook',
-        'helm.sh/chart': 'guestbook-0.1.0',
+        // The version the user gave Chart.yaml in the test above.
+        'helm.sh/chart': 'guestbook-0.7.0',
       });
 
       const created = await run(
