@@ -140,6 +140,25 @@ describe.skipIf(helm === undefined)('kubesmith helm-chart', () => {
     await writeFile(valuesYaml, values);
   });
 
+  it('removes the template of an object config/ no longer renders', async () => {
+    const kustomization = path.join(dir, 'config/network-policy/kustomization.yaml');
+    const original = await readFile(kustomization, 'utf8');
+    const template = 'dist/chart/templates/network-policy/allow-webhook-traffic.yaml';
+    expect(existsSync(path.join(dir, template))).toBe(true);
+    await writeFile(kustomization, original.replace('- allow-webhook-traffic.yaml\n', ''));
+    try {
+      const result = await run(dir, 'helm-chart');
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).toContain(`removed    ${template} (no longer generated)`);
+      expect(existsSync(path.join(dir, template))).toBe(false);
+      expect(await read(dir, 'dist/chart/.kubesmith-files')).not.toContain('allow-webhook-traffic');
+    } finally {
+      await writeFile(kustomization, original);
+    }
+    expect((await run(dir, 'helm-chart')).code).toBe(0);
+    expect(existsSync(path.join(dir, template))).toBe(true);
+  });
+
   describe('bad input: one line, and nothing written', () => {
     it.each([['Registry.example.com/UPPER:v1'], ['guestbook:'], ['a b']])('the image %s', async (image) => {
       const result = await run(dir, 'helm-chart', '--img', image, '--output', 'dist/bad-chart');
