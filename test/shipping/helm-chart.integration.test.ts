@@ -320,6 +320,23 @@ describe.skipIf(helm === undefined)('kubesmith helm-chart', () => {
       expect(kinds.get('leaderElection.enable')!.length).toBe(defaults.length - 2);
       expect(kinds.get('metrics.enable')!.length).toBe(defaults.length - 4);
       expect(kinds.get('crd.keep')!.length).toBe(defaults.length);
+
+      // The name overrides reach every name and reference, and the Deployment's selector still matches.
+      const renamed = await helmRun(
+        ...['template', 'guestbook', 'dist/chart', '-n', NAMESPACE],
+        ...['--set', 'fullnameOverride=ops,nameOverride=op'],
+      );
+      expect(renamed.exitCode, String(renamed.all)).toBe(0);
+      const text = String(renamed.stdout);
+      expect(text).toContain('name: "ops-controller-manager"');
+      expect(text).toContain('serviceAccountName: "ops-controller-manager"');
+      expect(text).toContain('name: "ops-webhook-service"');
+      // Every name the chart makes is quoted: none keeps the chart name (the chart label and sources do).
+      expect(text).not.toMatch(/"guestbook-(?!system)/);
+      const file = path.join(env.directory, 'rendered-renamed.yaml');
+      await writeFile(file, text);
+      const applied = await kubectl('apply', '--dry-run=server', '-f', file);
+      expect(applied.exitCode, String(applied.all)).toBe(0);
     }, 120_000);
 
     it('helm install: the manager becomes available; upgrade after create api adds the CRD; uninstall keeps CRDs', async () => {
