@@ -205,6 +205,27 @@ describe.skipIf(helm === undefined)('kubesmith helm-chart', () => {
       expect(await readFile(file, 'utf8')).toBe(original);
     });
 
+    it('a chart directory kubesmith never wrote (no .kubesmith-files)', async () => {
+      const other = path.join(dir, 'charts/handmade');
+      await mkdir(path.join(other, 'templates'), { recursive: true });
+      await writeFile(path.join(other, 'Chart.yaml'), 'apiVersion: v2\nname: handmade\nversion: 1.0.0\n');
+      await writeFile(path.join(other, 'templates/a.yaml'), 'kind: ConfigMap\n');
+      const before = await snapshot(other);
+      const result = await run(dir, 'helm-chart', '--output', 'charts/handmade');
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(
+        /^error: 2 files in charts\/handmade were not written by kubesmith helm-chart: charts\/handmade\/Chart\.yaml, charts\/handmade\/templates\/a\.yaml\nhint: .*nothing was written\n$/,
+      );
+      expect(await snapshot(other)).toEqual(before);
+    });
+
+    it('--dry-run prints the plan and writes nothing', async () => {
+      const result = await run(dir, 'helm-chart', '--dry-run', '--output', 'dist/dry');
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).toMatch(/^create {5}dist\/dry\/templates\/manager\/manager\.yaml$/m);
+      expect(existsSync(path.join(dir, 'dist/dry'))).toBe(false);
+    });
+
     it('no kubectl', async () => {
       const empty = path.join(path.dirname(dir), 'empty');
       await mkdir(empty, { recursive: true });
