@@ -9,7 +9,7 @@
  *     the templates, which kubesmith also writes).
  * The comments are kubesmith's; comments the user added to values.yaml are not kept.
  */
-import { Document, isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
+import { Document, isMap, isScalar, LineCounter, parseDocument, type Node } from 'yaml';
 import { KubesmithError } from '../errors.js';
 import type { ChartDefaults, ChartFeatures } from './chart.js';
 
@@ -141,6 +141,5 @@ function leaves(node: Node, at: string[]): string[][] {
       leaves(pair.value as Node, [...at, String(isScalar(pair.key) ? pair.key.value : pair.key)]),
     );
   }
-  if (isSeq(node) || isScalar(node) || isMap(node)) return [at];
   return [at];
 }
