@@ -104,7 +104,11 @@ async function helmChart(flags: HelmChartFlags, context: CommandContext): Promis
   const { generatedValues, mergeValues } = await import('../shipping/chart-values.js');
   const { chartSkeleton } = await import('../shipping/chart-skeleton.js');
   const { planChart, VALUES_FILE } = await import('../shipping/chart-files.js');
-  const values = generatedValues(chart.features, chart.defaults);
+  // A part config/default already includes is on by default, as it is in install.yaml.
+  const values = generatedValues(chart.features, chart.defaults, {
+    prometheus: chart.features.prometheus && !source.added.includes('prometheus'),
+    networkPolicy: chart.features.networkPolicy && !source.added.includes('network-policy'),
+  });
   const overrides: [string[], unknown][] = image
     ? [
         [['manager', 'image', 'repository'], chart.defaults.image.repository],

@@ -18,7 +18,15 @@ const OPAQUE_KEYS = new Set(['manager.resources']);
 /** A values.yaml larger than this is not a chart's values: refuse rather than parse it. */
 const MAX_VALUES_BYTES = 1024 * 1024;
 
-export function generatedValues(features: ChartFeatures, defaults: ChartDefaults): string {
+/**
+ * `on`: the optional parts config/default itself includes (its `- ../prometheus` and
+ * `- ../network-policy` lines uncommented); they are on by default, as in install.yaml.
+ */
+export function generatedValues(
+  features: ChartFeatures,
+  defaults: ChartDefaults,
+  on: { prometheus: boolean; networkPolicy: boolean } = { prometheus: false, networkPolicy: false },
+): string {
   const resources = new Document(defaults.resources)
     .toString({ lineWidth: 0 })
     .trimEnd()
@@ -76,12 +84,12 @@ export function generatedValues(features: ChartFeatures, defaults: ChartDefaults
   lines.push(
     '# A ServiceMonitor for the Prometheus operator (needs its monitoring.coreos.com CRDs).',
     'prometheus:',
-    '  enable: false',
+    `  enable: ${on.prometheus}`,
     '',
     '# NetworkPolicies that let only namespaces labelled metrics: enabled (and webhook: enabled) reach the',
     '# manager; see config/network-policy for what a webhook policy needs on your network plugin.',
     'networkPolicy:',
-    '  enable: false',
+    `  enable: ${on.networkPolicy}`,
     '',
     '# The CustomResourceDefinitions, as templates so that helm upgrade updates them.',
     'crd:',

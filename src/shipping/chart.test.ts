@@ -123,6 +123,13 @@ describe('mergeValues', () => {
     expect(mergeValues(generatedValues(withWebhook, defaults), after, 'values.yaml')).toBe(after);
   });
 
+  it('a part config/default includes itself is on by default', () => {
+    const text = generatedValues(none, defaults, { prometheus: true, networkPolicy: false });
+    expect(text).toMatch(/^prometheus:\n {2}enable: true$/m);
+    expect(text).toMatch(/^networkPolicy:\n {2}enable: false$/m);
+    expect(generatedValues(none, defaults)).toMatch(/^prometheus:\n {2}enable: false$/m);
+  });
+
   it('command-line overrides win over the user file', () => {
     const text = mergeValues(
       generatedValues(none, defaults),
