@@ -128,7 +128,8 @@ export function computedObjectSchema(m: TypeMapper, s: Subject, named: Decl | un
       member?.type && !mentionsTypeParameter(m, member.type)
         ? m.written(member.type, propPath, member.questionToken !== undefined)
         : {
-            type: checker.getNonNullableType(checker.getTypeOfSymbolAtLocation(prop, s.at)),
+            // `undefined` (an optional property's) is dropped by the union mapping; `null` stays nullable.
+            type: checker.getTypeOfSymbolAtLocation(prop, s.at),
             at: s.at,
             path: propPath,
           };
