@@ -180,7 +180,7 @@ function propertySchema(
 ): JSONSchemaProps {
   const markers = member ? m.index.markersOf(member) : [];
   let schema: JSONSchemaProps = {};
-  if (markers.some((mk) => mk.name === 'kubebuilder:validation:Schemaless')) {
+  if (markers.some((mk) => mk.definition.field?.schemaless)) {
     // No schema: the marker's point.
   } else if (subject) {
     schema = m.schemaOf(subject);
@@ -234,18 +234,20 @@ function propertyName(m: TypeMapper, name: ts.PropertyName, path: string): strin
   return undefined;
 }
 
+/** Required unless optional: by the marker of highest precedence, then `?`, then the package's default. */
 function isRequired(m: TypeMapper, member: Member): boolean {
-  const names = new Set(m.index.markersOf(member).map((mk) => mk.name));
-  if (names.has('kubebuilder:validation:Optional')) return false;
-  if (names.has('kubebuilder:validation:Required')) return true;
-  if (names.has('optional') || names.has('k8s:optional')) return false;
-  if (names.has('required') || names.has('k8s:required')) return true;
+  let decided: { value: boolean; precedence: number } | undefined;
+  for (const marker of m.index.markersOf(member)) {
+    const required = marker.definition.field?.required;
+    if (required && (!decided || required.precedence > decided.precedence)) decided = required;
+  }
+  if (decided) return decided.value;
   if (member.questionToken !== undefined) return false;
   return !m.optionalByDefault(member.getSourceFile());
 }
 
 function isImmutable(m: TypeMapper, member: Member): boolean {
-  return m.index.markersOf(member).some((mk) => mk.name === 'k8s:immutable');
+  return m.index.markersOf(member).some((marker) => marker.definition.field?.immutable);
 }
 
 function mentionsTypeParameter(m: TypeMapper, node: ts.TypeNode): boolean {
