@@ -1,7 +1,10 @@
 /**
- * Typed marker definitions in a registry keyed by target (controller-tools' `MakeDefinition`), and the
- * parser that turns one raw marker line into a typed value or a diagnostic. Strict: a marker with a known
- * prefix that is unknown, misplaced or ill-typed is an error naming the nearest valid marker.
+ * Typed marker definitions that apply themselves (controller-tools' `MakeDefinition` + `ApplyToSchema`):
+ * `defineMarker` ties a marker's arguments, the type of its value and its effects together; a registry
+ * keyed by target holds them, and parses one raw marker line into a marker (carrying its definition and
+ * a value made from that definition's arguments, which is what its effects take) or a diagnostic.
+ * Strict: a marker with a known prefix that is unknown, misplaced or ill-typed is an error naming the
+ * nearest valid marker.
  */
 import type {
   ApiDirectory,
@@ -35,6 +38,8 @@ export const optional = <V>(type: ArgType<V>): { type: ArgType<V>; optional: tru
  * What a marker does: to the schema it stands on, to its property, to its API directory, to its kind's
  * CRD or version, to the role, to the webhooks. Each effect receives the marker's value, typed by the
  * definition's arguments (the parser made it from them), and says what does not apply through `fail`.
+ * Effects are methods, not function properties, so that a `MarkerDefinition<number>` stands in the
+ * registry's list of `MarkerDefinition<unknown>`.
  */
 export interface MarkerEffects<V> {
   schema?: SchemaEffect<V>;
@@ -98,7 +103,10 @@ export function defineMarker<
 export interface Marker {
   name: string;
   definition: MarkerDefinition;
-  /** The anonymous value, the record of named arguments, or `true` for a flag. */
+  /**
+   * The anonymous value, the record of named arguments, or `true` for a flag: parsed from the
+   * definition's own arguments, so `definition`'s effects take it (`m.definition.crd?.(crd, m.value)`).
+   */
   value: unknown;
   /** The marker text from `+` to the end of the line. */
   raw: string;

@@ -64,10 +64,10 @@ export function applyMarkers(
     }
   }
   // Checks of the finished schema, once each (+default and +kubebuilder:default share one).
-  const checked = new Set<SchemaEffect<unknown>['check']>();
+  const checked: SchemaEffect<unknown>['check'][] = [];
   for (const { marker, effect } of direct) {
-    if (!effect.check || checked.has(effect.check)) continue;
-    checked.add(effect.check);
+    if (!effect.check || checked.includes(effect.check)) continue;
+    checked.push(effect.check);
     effect.check(schema, marker.value, failFor(marker));
   }
 }

@@ -30,6 +30,26 @@ export interface Subject {
 
 const IN_PROGRESS = Symbol('in progress');
 
+/** A written type; its checker type is resolved when first needed (a name often says enough). */
+class Written implements Subject {
+  private resolved: ts.Type | undefined;
+
+  constructor(
+    private readonly checker: ts.TypeChecker,
+    readonly node: ts.TypeNode,
+    readonly path: string,
+    readonly optional: boolean,
+  ) {}
+
+  get at(): ts.Node {
+    return this.node;
+  }
+
+  get type(): ts.Type {
+    return (this.resolved ??= this.checker.getTypeFromTypeNode(this.node));
+  }
+}
+
 export class TypeMapper {
   /** Schemas of declarations, built once; a placeholder while one is being built reveals a cycle. */
   private readonly cache = new Map<Decl, JSONSchemaProps | typeof IN_PROGRESS>();
@@ -50,7 +70,7 @@ export class TypeMapper {
 
   /** The subject of a written type. */
   written(node: ts.TypeNode, path: string, optional = false): Subject {
-    return { type: this.checker.getTypeFromTypeNode(node), node, at: node, path, optional };
+    return new Written(this.checker, node, path, optional);
   }
 
   /** The schema of a type. */
@@ -125,14 +145,27 @@ export class TypeMapper {
 
   /** The schema of a type by what it is made of. */
   private byStructure(s: Subject): JSONSchemaProps {
-    const { type, node, at, path } = s;
+    const { node, at, path } = s;
     const checker = this.checker;
     // Written unions keep their source order (an enum's values) and may say `undefined`.
     if (node && ts.isUnionTypeNode(node)) return this.union(s);
+    // What is plain from the written type needs no checker type.
+    if (node && ts.isTypeLiteralNode(node)) return declaredObjectSchema(this, node, path);
+    if (node && ts.isArrayTypeNode(node))
+      return { type: 'array', items: this.schemaOf(this.elementOf(s, node.elementType)) };
+    const written = node && ts.isLiteralTypeNode(node) ? literalOf(node) : undefined;
+    if (written) return this.literal(written.value, at, path);
+    const ref = node && referenceOf(node);
+    const lib = ref && this.resolver.libraryName(ref.name);
+    const [first, second] = ref?.typeArguments ?? [];
+    if ((lib === 'Array' || lib === 'ReadonlyArray') && first)
+      return { type: 'array', items: this.schemaOf(this.elementOf(s, first)) };
+    if (lib === 'Record' && first?.kind === ts.SyntaxKind.StringKeyword && second)
+      return { type: 'object', additionalProperties: this.schemaOf(this.written(second, `${path}[key]`)) };
+    const type = s.type;
     const brand = this.resolver.brandOf(type);
     if (brand) return brand;
     if (node && ts.isIntersectionTypeNode(node)) return intersectionSchema(this, node, path);
-    if (node && ts.isTypeLiteralNode(node)) return declaredObjectSchema(this, node, path);
     const F = ts.TypeFlags;
     if (type.flags & F.Any)
       return this.reporter.unsupported(
@@ -149,12 +182,10 @@ export class TypeMapper {
     if (type.flags & F.NonPrimitive)
       return this.reporter.unsupported(at, path, '`object`', 'use Record<string, T> or an interface');
     if (type.flags & F.Boolean) return { type: 'boolean' };
-    if (type.isStringLiteral()) return { type: 'string', enum: [type.value] };
-    if (type.isNumberLiteral()) return { type: 'number', enum: [type.value] };
-    if (type.flags & F.BooleanLiteral)
-      return { type: 'boolean', enum: [checker.typeToString(type) === 'true'] };
-    if (type.flags & F.Null)
-      return this.reporter.unsupported(at, path, 'a `null` type alone', 'use T | null for a nullable field');
+    if (type.isStringLiteral()) return this.literal(type.value, at, path);
+    if (type.isNumberLiteral()) return this.literal(type.value, at, path);
+    if (type.flags & F.BooleanLiteral) return this.literal(checker.typeToString(type) === 'true', at, path);
+    if (type.flags & F.Null) return this.literal(null, at, path);
     if (type.flags & F.StringLike && !type.isUnion()) return { type: 'string' };
     if (type.flags & F.NumberLike && !type.isUnion()) return { type: 'number' };
     if (type.isUnion()) return this.union(s);
@@ -180,6 +211,13 @@ export class TypeMapper {
       `the type ${checker.typeToString(type)}`,
       'use a supported type (DESIGN §4)',
     );
+  }
+
+  /** A literal type: an enum of one value. */
+  private literal(value: string | number | boolean | null, at: ts.Node, path: string): JSONSchemaProps {
+    if (value === null)
+      return this.reporter.unsupported(at, path, 'a `null` type alone', 'use T | null for a nullable field');
+    return { type: typeof value, enum: [value] };
   }
 
   /** A union: its members in source order when written, `null` as nullable, `undefined` as optional. */
@@ -222,11 +260,9 @@ export class TypeMapper {
     return schema;
   }
 
-  /** The items of an array: written (`T[]`, `Array<T>`), or the checker's element type. */
-  private elementOf(s: Subject): Subject {
+  /** The items of an array: as written (`T[]`, `Array<T>`), or the checker's element type. */
+  private elementOf(s: Subject, written?: ts.TypeNode): Subject {
     const path = `${s.path}[]`;
-    if (s.node && ts.isArrayTypeNode(s.node)) return this.written(s.node.elementType, path);
-    const written = s.node && referenceOf(s.node)?.typeArguments[0];
     if (written) return this.written(written, path);
     const [element] = this.checker.getTypeArguments(s.type as ts.TypeReference);
     return { type: element ?? this.checker.getUnknownType(), at: s.at, path };
@@ -270,6 +306,17 @@ export class TypeMapper {
     this.named.add(schema);
     return schema;
   }
+}
+
+/** The value of a written literal type (`'a'`, `1`, `-1`, `true`, `null`). */
+function literalOf(node: ts.LiteralTypeNode): { value: string | number | boolean | null } | undefined {
+  const lit = node.literal;
+  if (ts.isStringLiteral(lit) || ts.isNoSubstitutionTemplateLiteral(lit)) return { value: lit.text };
+  if (ts.isNumericLiteral(lit)) return { value: Number(lit.text) };
+  if (lit.kind === ts.SyntaxKind.TrueKeyword) return { value: true };
+  if (lit.kind === ts.SyntaxKind.FalseKeyword) return { value: false };
+  if (lit.kind === ts.SyntaxKind.NullKeyword) return { value: null };
+  return undefined; // -1 and the like: the checker's literal type
 }
 
 function hasTypeParameters(decl: Decl): boolean {

@@ -8,7 +8,7 @@
 import { ts } from '../manifests/ts-morph.cjs';
 import { applyMarkers } from './apply.js';
 import type { Subject, TypeMapper } from './mapper.js';
-import { declName, isLibFile, type Decl } from './resolve.js';
+import { declName, type Decl } from './resolve.js';
 import { structuralProblems } from './structural.js';
 import type { JSONSchemaProps } from './types.js';
 
@@ -142,7 +142,7 @@ export function computedObjectSchema(m: TypeMapper, s: Subject, named: Decl | un
   const index = s.type.getStringIndexType();
   if (index) {
     if (Object.keys(schema.properties!).length === 0) delete schema.properties;
-    schema.additionalProperties = m.schemaOf(indexSubject(m, s, index));
+    schema.additionalProperties = m.schemaOf({ type: index, at: s.at, path: `${s.path}[key]` });
   }
   if (required.length > 0) schema.required = required.sort();
   addImmutableOnceSetRules(schema, immutable);
@@ -152,20 +152,6 @@ export function computedObjectSchema(m: TypeMapper, s: Subject, named: Decl | un
     applyMarkers(schema, m.index.markersOf(named), `type ${declName(named)}`, m.reporter.marker);
   }
   return schema;
-}
-
-/** The values of a string index: written (`Record<string, int32>`), or the checker's type. */
-function indexSubject(m: TypeMapper, s: Subject, index: ts.Type): Subject {
-  const path = `${s.path}[key]`;
-  const node = s.node;
-  // `Record<string, V>` (TypeScript's own): V as written.
-  if (node && ts.isTypeReferenceNode(node) && node.typeArguments?.length === 2) {
-    const [key, value] = node.typeArguments;
-    const decl = m.resolver.declarationOf(node.typeName);
-    const isRecord = decl?.name?.text === 'Record' && isLibFile(decl.getSourceFile());
-    if (isRecord && key?.kind === ts.SyntaxKind.StringKeyword && value) return m.written(value, path);
-  }
-  return { type: index, at: s.at, path };
 }
 
 /**

@@ -135,6 +135,12 @@ export class Resolver {
     return symbol?.declarations?.find(isDeclaration);
   }
 
+  /** The name of the TypeScript library type a written name refers to (`Array`, `Record`...), if it does. */
+  libraryName(nameNode: ts.Node): string | undefined {
+    const decl = this.declarationOf(nameNode);
+    return decl && isLibFile(decl.getSourceFile()) ? decl.name?.text : undefined;
+  }
+
   /** The project's own interface, class, type alias or enum a computed type was declared as, if any. */
   declarationOfType(type: ts.Type): Decl | undefined {
     const symbol = type.aliasSymbol ?? type.getSymbol();
