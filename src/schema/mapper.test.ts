@@ -57,16 +57,22 @@ describe('the type mapper', () => {
     expect(props['flag']).toEqual({ type: 'boolean', nullable: true });
   });
 
-  it('maps mapped types written as an alias, and negative number literals', () => {
+  it('maps mapped types written as an alias, negative number literals, and generic aliases of arrays', () => {
     const { schema, diagnostics } = schemaOf(`
+      type int32 = number & { readonly __kubesmithType?: 'int32' };
       type Flags = { [K in 'x' | 'y']?: boolean };
-      export interface Root { flags: Flags; level: -1 | 0 | 1 }`);
+      type Values<K, V> = V[];
+      export interface Root { flags: Flags; level: -1 | 0 | 1; values: Values<string, int32> }`);
     expect(diagnostics).toEqual([]);
     expect(schema.properties?.['flags']).toEqual({
       type: 'object',
       properties: { x: { type: 'boolean' }, y: { type: 'boolean' } },
     });
     expect(schema.properties?.['level']).toEqual({ type: 'number', enum: [-1, 0, 1] });
+    expect(schema.properties?.['values']).toEqual({
+      type: 'array',
+      items: { type: 'integer', format: 'int32' },
+    });
   });
 
   it('reports a construct the same way written or computed', () => {
