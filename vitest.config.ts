@@ -14,6 +14,7 @@ export default defineConfig({
       'runtime/src/**/*.test.ts',
       'runtime/test/**/*.test.ts',
       'examples/*/test/**/*.test.ts',
+      'testdata/*/test/**/*.test.ts',
     ],
     exclude: ['**/node_modules/**', '**/dist/**', 'test/fixtures/**'],
     testTimeout: 20_000,
