@@ -74,6 +74,9 @@ export const EXAMPLES = {
       'test/controllers/nodeagent.controller.test.ts',
       'test/controllers/nodeagent.controller.integration.test.ts',
       'config/samples/agents_v1_nodeagent.yaml',
+      // Its integration test starts a cluster of its own (three labelled nodes, then adds and removes
+      // nodes): no global setup starting a shared one.
+      'vitest.config.ts',
       // The manager's own availability and size: a PodDisruptionBudget, and requests/limits measured.
       'config/manager/kustomization.yaml',
       'config/manager/manager.yaml',

@@ -8,6 +8,7 @@ import { UsageError } from '../errors.js';
 import type { ProjectConfig } from '../project/config.js';
 import type { DeployImageOptions } from '../project/deploy-image.js';
 import type { Resource } from '../project/resource.js';
+import { addAtMarker } from './add-at-marker.js';
 import { markerComment } from './insert.js';
 import type { ApiContext, DeployImageContext } from './context.js';
 import type { Tree } from './tree.js';
@@ -18,6 +19,8 @@ export const DEPLOY_IMAGE_PLUGIN = 'deploy-image.kubesmith.dev/v1-alpha';
 const MANAGER = 'config/manager/manager.yaml';
 const PACKAGE = 'package.json';
 const WORKFLOW = '.github/workflows/test.yml';
+/** vitest's global setup: the envtest the integration tests share. */
+const ENVTEST_SETUP = 'test/envtest.setup.ts';
 /** The scripts that provide the envtest binaries, and the flag cluster mode needs. */
 const ENVTEST_SCRIPTS = ['test', 'setup-envtest'];
 const PLAIN_ENVTEST = /kubesmith envtest(?! --with-controllers)/;
@@ -78,8 +81,12 @@ export async function addDeployImage(
   return recordOptions(config, context, options);
 }
 
-/** npm test and setup-envtest provide cluster mode's binaries too; so does the CI workflow. */
+/**
+ * The shared envtest of the tests runs in cluster mode; npm test and setup-envtest provide cluster mode's
+ * binaries too, and so does the CI workflow.
+ */
 async function useClusterMode(tree: Tree): Promise<void> {
+  await addAtMarker(tree, ENVTEST_SETUP, 'envtestoptions', 'controllers: true,');
   const text = await tree.read(PACKAGE);
   let changed = false;
   if (text !== undefined) {

@@ -15,36 +15,34 @@ limitations under the License.
 */
 
 /**
- * The Guestbook controller on a real API server: envtest starts etcd and kube-apiserver, installs the CRDs
- * from config/crd/bases, and the manager runs in this process. `npm run setup-envtest` provides the
- * binaries (`npm test` runs it first); without them these tests are skipped, and in CI (`CI=true`) they fail.
+ * The Guestbook controller on a real API server: the envtest of the test run (test/envtest.setup.ts starts
+ * etcd and kube-apiserver once and installs the CRDs from config/crd/bases), shared with the other test
+ * files; the manager runs in this process. `npm run setup-envtest` provides the binaries (`npm test` runs
+ * it first); without them these tests are skipped, and in CI (`CI=true`) they fail.
  */
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { loadYaml } from '@kubernetes/client-node';
 import { createLogger, findCondition, Manager } from '@kubesmith/runtime';
-import { binaryAssetsOrSkip, startEnvtest, type Envtest } from '@kubesmith/runtime/envtest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GuestbookKind, type Guestbook } from '../../src/api/webapp/v1/guestbook.types.js';
 import { AVAILABLE, GuestbookReconciler } from '../../src/controllers/guestbook.controller.js';
+import { createNamespace, sharedEnvtest } from '../../test/envtest.js';
 
 const root = new URL('../../', import.meta.url);
 
-// Skipped, with one line, when the binaries are missing; under CI=true that fails the run instead.
-const binaries = binaryAssetsOrSkip();
+// Undefined, and the tests skipped, when the binaries are missing; under CI=true that fails the run instead.
+const envtest = sharedEnvtest();
 
-describe.skipIf(binaries === undefined)('GuestbookReconciler on a real API server', () => {
-  let env: Envtest | undefined;
+describe.skipIf(envtest === undefined)('GuestbookReconciler on a real API server', () => {
   let mgr: Manager | undefined;
   let running: Promise<void> | undefined;
+  let namespace: string;
 
   beforeAll(async () => {
-    env = await startEnvtest({
-      crdDirectoryPaths: [fileURLToPath(new URL('config/crd/bases', root))],
-      ...(binaries ? { binaryAssetsDirectory: binaries } : {}),
-    });
+    namespace = await createNamespace(envtest!, 'guestbook-controller-');
     mgr = Manager.create({
-      kubeConfig: env.kubeConfig,
+      kubeConfig: envtest!.kubeConfig,
+      namespace,
       metricsBindAddress: '0',
       healthProbeBindAddress: '0',
       handleSignals: false,
@@ -53,13 +51,11 @@ describe.skipIf(binaries === undefined)('GuestbookReconciler on a real API serve
     new GuestbookReconciler(mgr.client).setupWithManager(mgr);
     running = mgr.start();
     await mgr.ready();
-  }, 120_000);
+  }, 60_000);
 
-  // env.stop() may take envtest's stopTimeoutMs (10 s) for kube-apiserver alone: more than vitest's 10 s default.
   afterAll(async () => {
     await mgr?.stop();
     await running;
-    await env?.stop();
   }, 30_000);
 
   it('reconciles the sample: it becomes Available', async () => {
@@ -67,13 +63,13 @@ describe.skipIf(binaries === undefined)('GuestbookReconciler on a real API serve
     const sample = loadYaml<Guestbook>(
       readFileSync(new URL('config/samples/webapp_v1_guestbook.yaml', root), 'utf8'),
     );
-    sample.metadata = { ...sample.metadata, namespace: 'default' };
+    sample.metadata = { ...sample.metadata, namespace };
     await client.create(GuestbookKind, sample);
     const name = sample.metadata?.name ?? '';
     await expect
       .poll(
         async () =>
-          findCondition((await client.get(GuestbookKind, name, 'default')).status?.conditions, AVAILABLE)
+          findCondition((await client.get(GuestbookKind, name, namespace)).status?.conditions, AVAILABLE)
             ?.status,
         { timeout: 20_000, interval: 100 },
       )

@@ -15,19 +15,21 @@ limitations under the License.
 */
 
 /**
- * The Guestbook webhooks called by a real API server: envtest installs the CRDs of config/crd/bases and the
- * webhook configurations of config/webhook (`npm run manifests` writes both), pointed at the webhook server
- * of the manager this test runs. `npm run setup-envtest` provides the binaries once; without them these
- * tests are skipped.
+ * The Guestbook webhooks called by a real API server: the envtest of the test run (test/envtest.setup.ts
+ * starts it once, with the CRDs of config/crd/bases), shared with the other test files. This file installs
+ * the Guestbook webhooks of config/webhook (`npm run manifests` writes both) for its own namespace, pointed at
+ * the webhook server of the manager it runs, and removes them at the end. `npm run setup-envtest` provides
+ * the binaries once; without them these tests are skipped.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { loadYaml } from '@kubernetes/client-node';
 import { createLogger, HttpClient, Manager } from '@kubesmith/runtime';
-import { binaryAssetsOrSkip, startEnvtest, type Envtest } from '@kubesmith/runtime/envtest';
+import { installWebhooks, type InstalledWebhooks } from '@kubesmith/runtime/envtest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GuestbookKind, type Guestbook } from '../../../../src/api/webapp/v1/guestbook.types.js';
 import * as webhooks from '../../../../src/api/webapp/v1/guestbook.webhook.js';
+import { createNamespace, sharedEnvtest } from '../../../../test/envtest.js';
 import {
   GuestbookKind as GuestbookV2Kind,
   type Guestbook as GuestbookV2,
@@ -36,41 +38,43 @@ import * as guestbookV2 from '../../../../src/api/webapp/v2/guestbook.conversion
 // +kubesmith:scaffold:imports
 
 const root = new URL('../../../../', import.meta.url);
-const NAMESPACE = 'default';
+/** This file's own namespace on the shared API server (beforeAll creates it). */
+let namespace = '';
 
 /** config/samples/webapp_v1_guestbook.yaml, named `name`. */
 function sample(name: string): Guestbook {
   const object = loadYaml<Guestbook>(
     readFileSync(new URL('config/samples/webapp_v1_guestbook.yaml', root), 'utf8'),
   );
-  return { ...object, metadata: { ...object.metadata, name, namespace: NAMESPACE } };
+  return { ...object, metadata: { ...object.metadata, name, namespace } };
 }
 
-// Skipped, with one line, when the binaries are missing; under CI=true that fails the run instead.
-const binaries = binaryAssetsOrSkip();
+// Undefined, and the tests skipped, when the binaries are missing; under CI=true that fails the run instead.
+const envtest = sharedEnvtest();
 
-describe.skipIf(binaries === undefined)('Guestbook webhooks on a real API server', () => {
-  let env: Envtest | undefined;
+describe.skipIf(envtest === undefined)('Guestbook webhooks on a real API server', () => {
+  let installed: InstalledWebhooks | undefined;
   let mgr: Manager | undefined;
   let running: Promise<void> | undefined;
   /** Reads and writes straight to the API server, as kubectl would. */
   let api: HttpClient;
 
   beforeAll(async () => {
-    env = await startEnvtest({
-      crdDirectoryPaths: [fileURLToPath(new URL('config/crd/bases', root))],
-      webhookInstallOptions: {
-        paths: [fileURLToPath(new URL('config/webhook', root))],
-        conversionCrdNames: [
-          'guestbooks.webapp.example.com',
-          // +kubesmith:scaffold:conversioncrds
-        ],
-      },
-      ...(binaries ? { binaryAssetsDirectory: binaries } : {}),
+    namespace = await createNamespace(envtest!, 'guestbook-webhook-');
+    installed = await installWebhooks(envtest!.kubeConfig, {
+      paths: [fileURLToPath(new URL('config/webhook', root))],
+      // This kind's webhooks only, for this file's namespace only: the objects of the
+      // other test files never call this file's server.
+      resources: [{ group: 'webapp.example.com', resource: 'guestbooks' }],
+      namespace,
+      conversionCrdNames: [
+        'guestbooks.webapp.example.com',
+        // +kubesmith:scaffold:conversioncrds
+      ],
     });
-    const { host, port, certDir } = env.webhook!;
+    const { host, port, certDir } = installed;
     mgr = Manager.create({
-      kubeConfig: env.kubeConfig,
+      kubeConfig: envtest!.kubeConfig,
       metricsBindAddress: '0',
       healthProbeBindAddress: '0',
       handleSignals: false,
@@ -80,14 +84,16 @@ describe.skipIf(binaries === undefined)('Guestbook webhooks on a real API server
     webhooks.setupGuestbookWebhookWithManager(mgr);
     running = mgr.start();
     await mgr.ready();
-    api = new HttpClient(env.kubeConfig);
-  }, 120_000);
+    api = new HttpClient(envtest!.kubeConfig);
+  }, 60_000);
 
-  // env.stop() may take envtest's stopTimeoutMs (10 s) for kube-apiserver alone: more than vitest's 10 s default.
   afterAll(async () => {
-    await mgr?.stop();
-    await running;
-    await env?.stop();
+    try {
+      await installed?.uninstall();
+    } finally {
+      await mgr?.stop();
+      await running;
+    }
   }, 30_000);
 
   /** How many requests the webhook at `path` answered with `code`: proof that the API server called it. */
@@ -139,12 +145,12 @@ describe.skipIf(binaries === undefined)('Guestbook webhooks on a real API server
     const written = loadYaml<GuestbookV2>(
       readFileSync(new URL('config/samples/webapp_v2_guestbook.yaml', root), 'utf8'),
     );
-    written.metadata = { ...written.metadata, name, namespace: NAMESPACE };
+    written.metadata = { ...written.metadata, name, namespace: namespace };
     const created = await api.create(GuestbookV2Kind, written);
-    const asHub = await api.get(GuestbookKind, name, NAMESPACE);
+    const asHub = await api.get(GuestbookKind, name, namespace);
     expect(asHub.apiVersion).toBe('webapp.example.com/v1');
     expect(asHub.spec).toEqual(guestbookV2.convertTo(created).spec);
-    const asSpoke = await api.get(GuestbookV2Kind, name, NAMESPACE);
+    const asSpoke = await api.get(GuestbookV2Kind, name, namespace);
     expect(asSpoke.spec).toEqual(created.spec);
     expect(await answered('/convert')).toBeGreaterThan(0);
   });
