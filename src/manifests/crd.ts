@@ -8,6 +8,7 @@ import { ts } from './ts-morph.cjs';
 import { isError, type Marker } from '../markers/index.js';
 import { crdDefaultPlural } from '../project/plural.js';
 import { crdSchemaProblems, type JSONSchemaProps } from '../schema/index.js';
+import { crdFile } from '../project/layout.js';
 import type { ManifestContext } from './context.js';
 
 export interface GeneratedFile {
@@ -342,7 +343,7 @@ export function generateCrds(
       spec: { group: first.group, names, scope, versions: entries.map((e) => e.entry) },
     };
     files.push({
-      path: `config/crd/bases/${first.group}_${plural}.yaml`,
+      path: crdFile(first.group, plural),
       documents: [crd],
       source: first.decl,
     });
