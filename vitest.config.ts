@@ -8,17 +8,25 @@ export default defineConfig({
     alias: [{ find: /^.*\/ts-morph\.cjs$/, replacement: 'ts-morph' }],
   },
   test: {
+    name: 'kubesmith',
     include: [
       'src/**/*.test.ts',
       'test/**/*.test.ts',
       'runtime/src/**/*.test.ts',
       'runtime/test/**/*.test.ts',
-      'examples/*/test/**/*.test.ts',
     ],
     exclude: ['**/node_modules/**', '**/dist/**', 'test/fixtures/**'],
     testTimeout: 20_000,
     // Most of the suite waits (on npm install, on an apiserver, on a watch timeout) rather than computes:
     // two files at a time even on two cores (vitest's default there is one) cut the run by about a third.
     maxWorkers: Math.max(2, os.availableParallelism() - 1),
+    projects: [
+      // This file: the tests of the CLI and the runtime.
+      './vitest.config.ts',
+      // The projects the CLI made run as a user's run, with their own vitest.config.ts: its global setup
+      // starts the one envtest their integration tests share.
+      'examples/*',
+      'testdata/*',
+    ],
   },
 });

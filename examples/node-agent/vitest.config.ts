@@ -17,6 +17,8 @@ limitations under the License.
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  // No globalSetup starting the shared envtest (test/envtest.setup.ts): the one integration test starts a
+  // cluster of its own, with three labelled nodes, and adds and removes nodes on it.
   test: {
     include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
   },

@@ -19,5 +19,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
+    // One envtest for the run, shared by the integration tests (test/envtest.setup.ts).
+    globalSetup: ['test/envtest.setup.ts'],
   },
 });

@@ -90,9 +90,10 @@ Examples:
       const { applyPlan } = await import('../scaffold/apply.js');
       await applyPlan(plan);
       printPlan(out, plan);
-      const { regenerateAfterScaffold } = await import('./manifests.js');
-      const manifests = await regenerateAfterScaffold(project.root, out);
-      out.result(planResult(plan, { command: 'create webhook', dryRun: false, manifests }));
+      const { manifestsOf } = await import('../scaffold/manifests.js');
+      out.result(
+        planResult(plan, { command: 'create webhook', dryRun: false, manifests: manifestsOf(plan) }),
+      );
       out.info('\nNext: fill in the webhook functions; cert-manager must run in the cluster to deploy them.');
     });
 
@@ -160,9 +161,8 @@ Examples:
       const { applyPlan } = await import('../scaffold/apply.js');
       await applyPlan(plan);
       printPlan(out, plan);
-      const { regenerateAfterScaffold } = await import('./manifests.js');
-      const manifests = await regenerateAfterScaffold(project.root, out);
-      out.result(planResult(plan, { command: 'create api', dryRun: false, manifests }));
+      const { manifestsOf } = await import('../scaffold/manifests.js');
+      out.result(planResult(plan, { command: 'create api', dryRun: false, manifests: manifestsOf(plan) }));
       if (deployImage)
         out.info(
           "\nNext: `npm test` proves the controller on envtest's cluster mode (`kubesmith envtest --with-controllers` provides it); `kubectl apply -k config/samples` runs the sample.",

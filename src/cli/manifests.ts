@@ -4,7 +4,6 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { ExitCode, KubesmithError } from '../errors.js';
 import type { CommandContext } from './main.js';
-import type { Output } from './output.js';
 
 interface ManifestsFlags {
   crd: boolean;
@@ -120,28 +119,4 @@ Examples:
         out.info(`${out.style(s.status === 'unchanged' ? 'dim' : 'green', s.status.padEnd(9))} ${s.path}`);
       out.result({ command: 'manifests', ok: true, files: statuses, diagnostics: shown });
     });
-}
-
-/**
- * Regenerates every manifest after a scaffold, as kubebuilder runs `make manifests` after `create api`.
- * Problems in the user's sources are warnings here: the scaffold itself has succeeded. Returns the
- * generated files and what happened to each (none when the sources have errors).
- */
-export async function regenerateAfterScaffold(
-  root: string,
-  out: Output,
-): Promise<{ path: string; status: string }[]> {
-  const { generateManifests, formatDiagnostic, isError } = await import('../manifests/index.js');
-  const { files, diagnostics } = await generateManifests({ root });
-  if (diagnostics.some(isError)) {
-    for (const d of diagnostics) out.warn(formatDiagnostic(d));
-    out.warn('the manifests were not regenerated: fix the problems above, then run `npm run manifests`');
-    return [];
-  }
-  const { writeFilesAtomically } = await import('../manifests/write.js');
-  const statuses = await writeFilesAtomically(root, files);
-  for (const s of statuses) {
-    if (s.status !== 'unchanged') out.info(`${out.style('cyan', s.status.padEnd(9))} ${s.path}`);
-  }
-  return statuses.map(({ path, status }) => ({ path, status }));
 }

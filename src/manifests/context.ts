@@ -2,11 +2,10 @@
  * The one context every generator pass shares: the project root, one ts-morph Project over `src/`, one
  * marker collection, one schema builder, and the diagnostics list they all append to.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Project, ts } from './ts-morph.cjs';
-import { KubesmithError } from '../errors.js';
-import { yaml } from './lazy-yaml.js';
+import { readProjectDomain } from '../project/find.js';
 import { defaultRegistry, type Diagnostic, type Marker, type MarkerRegistry } from '../markers/index.js';
 import { SchemaBuilder } from '../schema/index.js';
 
@@ -24,34 +23,6 @@ export interface ManifestContext {
   displayPath(sf: ts.SourceFile): string;
   /** File-level markers of every scanned source, in path then source order. */
   packageMarkers(): Marker[];
-}
-
-/** The nearest directory from `cwd` upwards holding a PROJECT file, and the project's domain. */
-export function findProjectRoot(cwd: string): { root: string; domain: string | undefined } {
-  let dir = path.resolve(cwd);
-  for (;;) {
-    const file = path.join(dir, 'PROJECT');
-    if (existsSync(file)) {
-      let domain: string | undefined;
-      try {
-        const data = yaml().parse(readFileSync(file, 'utf8')) as { domain?: unknown } | null;
-        if (typeof data?.domain === 'string') domain = data.domain;
-      } catch (error) {
-        throw new KubesmithError(`cannot read ${file}: ${(error as Error).message}`, {
-          hint: 'fix the YAML syntax of the PROJECT file',
-        });
-      }
-      return { root: dir, domain };
-    }
-    const parent = path.dirname(dir);
-    if (parent === dir) {
-      throw new KubesmithError(
-        `not in a kubesmith project (no PROJECT file in ${path.resolve(cwd)} or its parents)`,
-        { hint: 'run kubesmith init first' },
-      );
-    }
-    dir = parent;
-  }
 }
 
 const COMPILER_OPTIONS: ts.CompilerOptions = {
@@ -75,7 +46,11 @@ const GENERATOR_OPTIONS: ts.CompilerOptions = {
   types: [],
 };
 
-export function createContext(root: string): ManifestContext {
+/**
+ * `planned`: files (relative to root) whose content stands for what is on disk, and files not yet written:
+ * the TypeScript of a scaffold's plan, so that its manifests are generated before anything is written.
+ */
+export function createContext(root: string, planned?: ReadonlyMap<string, string>): ManifestContext {
   const tsconfig = path.join(root, 'tsconfig.json');
   const project = existsSync(tsconfig)
     ? new Project({
@@ -91,6 +66,10 @@ export function createContext(root: string): ManifestContext {
       `!${srcDir.split(path.sep).join('/')}/**/*.test.ts`,
       `!${srcDir.split(path.sep).join('/')}/**/*.d.ts`,
     ]);
+  }
+  for (const [file, content] of planned ?? []) {
+    if (!/^src\/.*\.ts$/.test(file) || /\.(test|d)\.ts$/.test(file)) continue;
+    project.createSourceFile(path.join(root, file), content, { overwrite: true });
   }
   const checker = project.getTypeChecker().compilerObject;
   const registry = defaultRegistry();
@@ -129,7 +108,7 @@ export function createContext(root: string): ManifestContext {
   return {
     root,
     get domain() {
-      return (domain ??= { value: findProjectRoot(root).domain }).value;
+      return (domain ??= { value: readProjectDomain(root) }).value;
     },
     project,
     checker,

@@ -12,6 +12,7 @@ import { crdDefaultPlural } from '../project/plural.js';
 import { crdSchemaProblems } from '../schema/structural.js';
 import { OBJECT_ROOT } from './crd-markers.js';
 import type { JSONSchemaProps } from '../schema/types.js';
+import { crdFile } from '../project/layout.js';
 import type { ManifestContext } from './context.js';
 
 export interface GeneratedFile {
@@ -295,7 +296,7 @@ export function generateCrds(
       spec: { group: first.group, names, scope, versions: entries.map((e) => e.entry) },
     };
     files.push({
-      path: `config/crd/bases/${first.group}_${plural}.yaml`,
+      path: crdFile(first.group, plural),
       documents: [object],
       source: first.decl,
     });

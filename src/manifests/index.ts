@@ -3,6 +3,7 @@
  * returns the files they produce with every diagnostic. It never writes; the caller decides.
  */
 import { sortDiagnostics, type Diagnostic } from '../markers/index.js';
+import { ROLE_FILE, WEBHOOK_MANIFESTS_FILE } from '../project/layout.js';
 import { kubesmithVersion } from '../version.js';
 import { createContext } from './context.js';
 import { generateCrds } from './crd.js';
@@ -10,7 +11,6 @@ import { rolesFromMarkers } from './rbac.js';
 import { webhookConfigurations } from './webhook.js';
 import { writeYamlDocuments } from './yaml.js';
 
-export { findProjectRoot } from './context.js';
 export { formatDiagnostic, isError, type Diagnostic } from '../markers/index.js';
 
 /** kubectl apply (client-side) stores the object in an annotation, limited to 256 KiB. */
@@ -27,6 +27,11 @@ export interface GenerateOptions {
   maxDescLen?: number;
   /** Written into the CRDs' `kubesmith.dev/version` annotation. Default: this kubesmith's version. */
   version?: string;
+  /**
+   * Sources not yet on disk (path relative to the root -> content), read instead of the disk: a scaffold's
+   * plan. Default: none, the files on disk.
+   */
+  sources?: ReadonlyMap<string, string>;
 }
 
 export interface ManifestFile {
@@ -42,7 +47,7 @@ export interface GenerateResult {
 
 export async function generateManifests(options: GenerateOptions): Promise<GenerateResult> {
   const all = !options.crd && !options.rbac && !options.webhook;
-  const ctx = createContext(options.root);
+  const ctx = createContext(options.root, options.sources);
   const files: ManifestFile[] = [];
   if (all || options.crd) {
     for (const file of generateCrds(ctx, {
@@ -71,12 +76,12 @@ export async function generateManifests(options: GenerateOptions): Promise<Gener
   const packageMarkers = ctx.packageMarkers();
   if (all || options.rbac) {
     const roles = rolesFromMarkers(packageMarkers);
-    if (roles.length > 0) files.push({ path: 'config/rbac/role.yaml', content: writeYamlDocuments(roles) });
+    if (roles.length > 0) files.push({ path: ROLE_FILE, content: writeYamlDocuments(roles) });
   }
   if (all || options.webhook) {
     const documents = webhookConfigurations(packageMarkers, ctx.diagnostics);
     if (documents.length > 0) {
-      files.push({ path: 'config/webhook/manifests.yaml', content: writeYamlDocuments(documents) });
+      files.push({ path: WEBHOOK_MANIFESTS_FILE, content: writeYamlDocuments(documents) });
     }
   }
   files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));

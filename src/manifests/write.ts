@@ -1,14 +1,11 @@
 /**
- * Writing generated files atomically and checking them for drift. Every file is first written to a
- * temporary name in its own directory; only when all are written are they renamed into place, so an
- * error leaves every previous file as it was. The file system calls are synchronous: a run handles
- * hundreds of small files one after the other, and a promise per call cost a 200-kind run a tenth of a
- * second of waiting on the thread pool.
+ * Writing generated files and checking them for drift. The writing is the project's one atomic writer
+ * (src/project/write.ts): an error leaves every previous file as it was.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type * as Diff from 'diff';
+import { writeAtomically, type FileWrite } from '../project/write.js';
 
 export interface OutputFile {
   path: string;
@@ -32,32 +29,17 @@ export async function writeFilesAtomically(
   files: readonly OutputFile[],
 ): Promise<{ path: string; status: FileStatus }[]> {
   const statuses: { path: string; status: FileStatus }[] = [];
-  const pending: { temp: string; target: string }[] = [];
-  const dirs = new Set<string>();
-  try {
-    for (const file of files) {
-      const target = path.join(root, file.path);
-      const previous = readIfExists(target);
-      if (previous === file.content) {
-        statuses.push({ path: file.path, status: 'unchanged' });
-        continue;
-      }
-      const dir = path.dirname(target);
-      if (!dirs.has(dir)) mkdirSync(dir, { recursive: true });
-      dirs.add(dir);
-      const temp = path.join(
-        dir,
-        `.${path.basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
-      );
-      pending.push({ temp, target });
-      writeFileSync(temp, file.content);
-      statuses.push({ path: file.path, status: previous === undefined ? 'created' : 'updated' });
+  const writes: FileWrite[] = [];
+  for (const file of files) {
+    const previous = readIfExists(path.join(root, file.path));
+    if (previous === file.content) {
+      statuses.push({ path: file.path, status: 'unchanged' });
+      continue;
     }
-  } catch (error) {
-    for (const { temp } of pending) rmSync(temp, { force: true });
-    throw error;
+    writes.push({ path: file.path, content: file.content, previous });
+    statuses.push({ path: file.path, status: previous === undefined ? 'created' : 'updated' });
   }
-  for (const { temp, target } of pending) renameSync(temp, target);
+  writeAtomically(root, writes);
   return statuses;
 }
 

@@ -1,12 +1,14 @@
 /** Locating and loading the project that a command works on. */
+import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { KubesmithError } from '../errors.js';
+import { yaml } from '../manifests/lazy-yaml.js';
 import type { ProjectConfig } from './config.js';
 
-/** The name of kubesmith's record of a project. */
-export const PROJECT_FILE = 'PROJECT';
+import { PROJECT_FILE } from './layout.js';
+
+export { PROJECT_FILE } from './layout.js';
 
 export interface LoadedProject {
   /** The directory holding PROJECT. */
@@ -48,4 +50,27 @@ export async function loadProject(cwd: string): Promise<LoadedProject> {
   // Loaded here, not at the top: it loads the yaml package, which `kubesmith manifests` does without.
   const { parseProject } = await import('./config.js');
   return { root, config: parseProject(text, file), text };
+}
+
+/**
+ * The domain recorded in the project's PROJECT file, when it has one: all `kubesmith manifests` needs of
+ * PROJECT (for the hint of a missing +groupName), read without parsing the whole configuration.
+ */
+export function readProjectDomain(root: string): string | undefined {
+  const file = path.join(root, PROJECT_FILE);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  try {
+    const data = yaml().parse(text) as { domain?: unknown } | null;
+    return typeof data?.domain === 'string' ? data.domain : undefined;
+  } catch (error) {
+    throw new KubesmithError(`cannot read ${file}: ${(error as Error).message}`, {
+      hint: 'fix the YAML syntax of the PROJECT file',
+    });
+  }
 }

@@ -1,6 +1,16 @@
 /** `kubesmith create api`: the plan that adds a custom resource and/or a controller to a project. */
 import { KubesmithError } from '../errors.js';
-import { PROJECT_FILE, serializeProject, type ResourceConfig } from '../project/config.js';
+import { serializeProject, type ResourceConfig } from '../project/config.js';
+import {
+  BOILERPLATE_FILE,
+  CRD_KUSTOMIZATION_FILE,
+  DEFAULT_KUSTOMIZATION_FILE,
+  kindLayout,
+  MAIN_FILE,
+  PROJECT_FILE,
+  RBAC_KUSTOMIZATION_FILE,
+  SAMPLES_KUSTOMIZATION_FILE,
+} from '../project/layout.js';
 import type { LoadedProject } from '../project/find.js';
 import {
   checkSingleGroup,
@@ -12,11 +22,11 @@ import {
 import type { DeployImageOptions } from '../project/deploy-image.js';
 import { apiContext, deployImageContext, type ApiContext } from './context.js';
 import { addDeployImage, checkDeployImage } from './deploy-image.js';
-import { BOILERPLATE_FILE } from './init.js';
 import { addAtMarker } from './add-at-marker.js';
 import type { Plan } from './plan.js';
 import { addFolder, renderFolder } from './render.js';
 import { formatTypeScript } from './format.js';
+import { addManifests } from './manifests.js';
 import { Tree } from './tree.js';
 
 export interface CreateApiOptions extends ResourceFlags {
@@ -109,13 +119,13 @@ export async function planCreateApi(project: LoadedProject, options: CreateApiOp
     );
     await addAtMarker(
       tree,
-      'src/main.ts',
+      MAIN_FILE,
       'imports',
       `import { ${context.reconcilerClass} } from '${context.controllerImportFromMain}';`,
     );
     await addAtMarker(
       tree,
-      'src/main.ts',
+      MAIN_FILE,
       'builder',
       `new ${context.reconcilerClass}(mgr.client).setupWithManager(mgr);`,
     );
@@ -130,7 +140,7 @@ export async function planCreateApi(project: LoadedProject, options: CreateApiOp
     ...(resource.plural !== defaultPlural(resource.kind) ? { plural: resource.plural } : {}),
     path: resource.builtin
       ? '@kubernetes/client-node'
-      : `src/api/${resource.group}/${resource.version}/${context.kindLower}.types.ts`,
+      : kindLayout(resource, config.multigroup ?? false).typesFile,
   };
   if (options.resource)
     entry.api = { crdVersion: 'v1', namespaced: resource.namespaced, extra: existing?.api?.extra ?? {} };
@@ -143,26 +153,17 @@ export async function planCreateApi(project: LoadedProject, options: CreateApiOp
     : config.extra;
   await tree.write(PROJECT_FILE, serializeProject({ ...config, resources, extra }));
   await formatTypeScript(tree);
+  await addManifests(tree);
   return tree.plan();
 }
 
 async function insertResourceEntries(tree: Tree, context: ApiContext): Promise<void> {
+  await addAtMarker(tree, CRD_KUSTOMIZATION_FILE, 'crdkustomizeresource', `- bases/${context.crdFile}`);
+  await addAtMarker(tree, DEFAULT_KUSTOMIZATION_FILE, 'crd', '- ../crd');
+  await addAtMarker(tree, SAMPLES_KUSTOMIZATION_FILE, 'manifestskustomizesamples', `- ${context.sampleFile}`);
   await addAtMarker(
     tree,
-    'config/crd/kustomization.yaml',
-    'crdkustomizeresource',
-    `- bases/${context.crdFile}`,
-  );
-  await addAtMarker(tree, 'config/default/kustomization.yaml', 'crd', '- ../crd');
-  await addAtMarker(
-    tree,
-    'config/samples/kustomization.yaml',
-    'manifestskustomizesamples',
-    `- ${context.sampleFile}`,
-  );
-  await addAtMarker(
-    tree,
-    'config/rbac/kustomization.yaml',
+    RBAC_KUSTOMIZATION_FILE,
     'rbacresources',
     ['admin', 'editor', 'viewer'].map((role) => `- ${context.rolePrefix}_${role}_role.yaml`).join('\n'),
   );

@@ -1,12 +1,10 @@
 /**
- * Writing a plan to disk, all or nothing. Every file is first written to a temporary name beside its
- * target; only when all of them are written are they renamed into place. Any failure removes the
- * temporary files and the directories the plan created, and puts back files already replaced, so the
- * project is left exactly as it was.
+ * Writing a plan to disk, all or nothing: conflicts refuse the whole plan; otherwise its changes go through
+ * the project's one atomic writer (src/project/write.ts), which leaves the project exactly as it was when
+ * any write fails.
  */
-import { mkdir, rename, rm, rmdir, writeFile, chmod } from 'node:fs/promises';
-import path from 'node:path';
 import { KubesmithError } from '../errors.js';
+import { writeAtomically } from '../project/write.js';
 import { changes, conflicts, type Plan } from './plan.js';
 
 export interface ApplyResult {
@@ -23,72 +21,14 @@ export async function applyPlan(plan: Plan): Promise<ApplyResult> {
     );
   }
   const todo = changes(plan);
-  const createdDirs: string[] = [];
-  const temps: { temp: string; target: string; previous: string | Uint8Array | undefined }[] = [];
-  const renamed: typeof temps = [];
-  const stamp = `.kubesmith-${process.pid}-${Date.now()}.tmp`;
-  try {
-    for (const entry of todo) {
-      const target = path.join(plan.root, entry.path);
-      await makeDirs(path.dirname(target), createdDirs);
-      const temp = `${target}${stamp}`;
-      await writeFile(temp, entry.content, { flag: 'wx' });
-      temps.push({ temp, target, previous: entry.previous });
-      if (entry.executable) await chmod(temp, 0o755);
-    }
-    for (const item of temps) {
-      await rename(item.temp, item.target);
-      renamed.push(item);
-    }
-  } catch (error) {
-    await rollback(temps, renamed, createdDirs);
-    const where = describeFailure(error, plan.root);
-    throw new KubesmithError(`cannot write ${where}`, {
-      hint: 'nothing was changed; check that the directory is writable and that no file stands where a directory must go',
-      cause: error,
-    });
-  }
+  writeAtomically(
+    plan.root,
+    todo.map((entry) => ({
+      path: entry.path,
+      content: entry.content,
+      previous: entry.previous,
+      ...(entry.executable ? { executable: true } : {}),
+    })),
+  );
   return { written: todo.map((entry) => entry.path) };
-}
-
-/** mkdir -p that remembers each directory it made, outermost first. */
-async function makeDirs(dir: string, created: string[]): Promise<void> {
-  const first = await mkdir(dir, { recursive: true });
-  if (first === undefined) return;
-  let current = dir;
-  const made: string[] = [];
-  while (current.length >= first.length) {
-    made.unshift(current);
-    const parent = path.dirname(current);
-    if (parent === current) break;
-    current = parent;
-  }
-  created.push(...made);
-}
-
-async function rollback(
-  temps: { temp: string; target: string; previous: string | Uint8Array | undefined }[],
-  renamed: { temp: string; target: string; previous: string | Uint8Array | undefined }[],
-  createdDirs: string[],
-): Promise<void> {
-  for (const item of renamed) {
-    if (item.previous === undefined) await rm(item.target, { force: true });
-    else await writeFile(item.target, item.previous);
-  }
-  for (const item of temps) await rm(item.temp, { force: true });
-  for (const dir of [...createdDirs].reverse()) await rmdir(dir).catch(() => undefined);
-}
-
-function describeFailure(error: unknown, root: string): string {
-  const err = error as NodeJS.ErrnoException;
-  const file = err.path ? path.relative(root, err.path).replace(/\.kubesmith-\d+-\d+\.tmp$/, '') : undefined;
-  const reason =
-    err.code === 'EACCES' || err.code === 'EPERM'
-      ? 'permission denied'
-      : err.code === 'ENOTDIR' || err.code === 'EEXIST'
-        ? 'a file stands where a directory is needed'
-        : err.code === 'ENOSPC'
-          ? 'no space left on device'
-          : (err.message ?? String(error));
-  return `${file || root}: ${reason}`;
 }

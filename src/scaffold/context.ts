@@ -8,6 +8,7 @@ import type { DeployImageOptions, ServiceType } from '../project/deploy-image.js
 import { crdDefaultPlural } from '../project/plural.js';
 import { clientNodeTypeName, type Resource } from '../project/resource.js';
 import { kubesmithVersion } from '../version.js';
+import { importPath, kindLayout, MAIN_FILE, rootFrom } from '../project/layout.js';
 import { LOCAL_PACKAGES_DIR } from './packages.js';
 
 export type License = 'apache2' | 'none';
@@ -214,10 +215,8 @@ export function apiContext(project: ProjectConfig, resource: Resource, boilerpla
   });
   const kindLower = resource.kind.toLowerCase();
   const multigroup = project.multigroup ?? false;
-  const controllerDir = multigroup ? `src/controllers/${resource.group}` : 'src/controllers';
-  const controllerFile = `${kindLower}.controller.ts`;
-  const fromControllerToSrc = path.posix.relative(controllerDir, 'src') || '.';
-  const testDir = multigroup ? `test/controllers/${resource.group}` : 'test/controllers';
+  const layout = kindLayout(resource, multigroup);
+  const { controllerDir, controllerTestDir: testDir } = layout;
   return {
     ...base,
     group: resource.group,
@@ -234,17 +233,17 @@ export function apiContext(project: ProjectConfig, resource: Resource, boilerpla
     resourceMarkerArgs: resourceMarkerArgs(resource),
     clientType: resource.builtin ? clientNodeTypeName(resource) : resource.kind,
     controllerDir,
-    controllerFile,
-    controllerImportFromMain: `./${path.posix.relative('src', controllerDir) ? `${path.posix.relative('src', controllerDir)}/` : ''}${controllerFile.replace(/\.ts$/, '.js')}`,
-    typesImportFromController: `${fromControllerToSrc}/api/${resource.group}/${resource.version}/${kindLower}.types.js`,
+    controllerFile: path.posix.basename(layout.controllerFile),
+    controllerImportFromMain: importPath(path.posix.dirname(MAIN_FILE), layout.controllerFile),
+    typesImportFromController: importPath(controllerDir, layout.typesFile),
     reconcilerClass: `${resource.kind}Reconciler`,
-    sampleFile: `${resource.group}_${resource.version}_${kindLower}.yaml`,
-    rolePrefix: multigroup ? `${resource.group}_${kindLower}` : kindLower,
-    crdFile: `${resource.qualifiedGroup}_${resource.plural}.yaml`,
+    sampleFile: path.posix.basename(layout.sampleFile),
+    rolePrefix: layout.rolePrefix,
+    crdFile: path.posix.basename(layout.crdFile),
     controllerName: multigroup ? `${resource.group}-${kindLower}` : kindLower,
     rbacNamespace: project.namespaced ? ',namespace=system' : '',
     testDir,
-    rootFromTest: `${path.posix.relative(testDir, '.')}/`,
+    rootFromTest: rootFrom(testDir),
     testNamespace: resource.namespaced ? 'default' : '',
   };
 }

@@ -8,6 +8,8 @@ import { UsageError } from '../errors.js';
 import type { ProjectConfig } from '../project/config.js';
 import type { DeployImageOptions } from '../project/deploy-image.js';
 import type { Resource } from '../project/resource.js';
+import { ENVTEST_SETUP_FILE, MANAGER_FILE, PACKAGE_FILE, TEST_WORKFLOW_FILE } from '../project/layout.js';
+import { addAtMarker } from './add-at-marker.js';
 import { markerComment } from './insert.js';
 import type { ApiContext, DeployImageContext } from './context.js';
 import type { Tree } from './tree.js';
@@ -15,9 +17,9 @@ import type { Tree } from './tree.js';
 /** The key of the options in PROJECT's `plugins` (kubebuilder: `deploy-image.go.kubebuilder.io/v1-alpha`). */
 export const DEPLOY_IMAGE_PLUGIN = 'deploy-image.kubesmith.dev/v1-alpha';
 
-const MANAGER = 'config/manager/manager.yaml';
-const PACKAGE = 'package.json';
-const WORKFLOW = '.github/workflows/test.yml';
+const MANAGER = MANAGER_FILE;
+const PACKAGE = PACKAGE_FILE;
+const WORKFLOW = TEST_WORKFLOW_FILE;
 /** The scripts that provide the envtest binaries, and the flag cluster mode needs. */
 const ENVTEST_SCRIPTS = ['test', 'setup-envtest'];
 const PLAIN_ENVTEST = /kubesmith envtest(?! --with-controllers)/;
@@ -78,8 +80,12 @@ export async function addDeployImage(
   return recordOptions(config, context, options);
 }
 
-/** npm test and setup-envtest provide cluster mode's binaries too; so does the CI workflow. */
+/**
+ * The shared envtest of the tests runs in cluster mode; npm test and setup-envtest provide cluster mode's
+ * binaries too, and so does the CI workflow.
+ */
 async function useClusterMode(tree: Tree): Promise<void> {
+  await addAtMarker(tree, ENVTEST_SETUP_FILE, 'envtestoptions', 'controllers: true,');
   const text = await tree.read(PACKAGE);
   let changed = false;
   if (text !== undefined) {

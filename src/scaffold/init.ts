@@ -2,7 +2,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KubesmithError } from '../errors.js';
-import { LAYOUT, PROJECT_FILE, serializeProject, type ProjectConfig } from '../project/config.js';
+import { LAYOUT, serializeProject, type ProjectConfig } from '../project/config.js';
+import { BOILERPLATE_FILE, PROJECT_FILE } from '../project/layout.js';
 import { kubesmithVersion } from '../version.js';
 import { initContext, type License } from './context.js';
 import type { KubesmithPackages } from './packages.js';
@@ -10,7 +11,7 @@ import type { Plan } from './plan.js';
 import { addFolder, templatesDir } from './render.js';
 import { Tree } from './tree.js';
 
-export const BOILERPLATE_FILE = 'hack/boilerplate.ts.txt';
+export { BOILERPLATE_FILE } from '../project/layout.js';
 
 export interface InitOptions {
   root: string;

@@ -18,11 +18,20 @@ import {
 import type { LoadedProject } from '../project/find.js';
 import { BUILTIN_GROUPS, findResource, resolveResource, type ResourceFlags } from '../project/resource.js';
 import { apiContext, type ApiContext } from './context.js';
-import { BOILERPLATE_FILE } from './init.js';
 import { addAtMarker } from './add-at-marker.js';
 import type { Plan } from './plan.js';
 import { addFolder, templatesDir } from './render.js';
 import { formatTypeScript } from './format.js';
+import { addManifests } from './manifests.js';
+import {
+  BOILERPLATE_FILE,
+  CRD_KUSTOMIZATION_FILE,
+  DEFAULT_KUSTOMIZATION_FILE,
+  importPath,
+  kindLayout,
+  MAIN_FILE,
+  rootFrom,
+} from '../project/layout.js';
 import { Tree } from './tree.js';
 
 export interface CreateWebhookOptions extends ResourceFlags {
@@ -90,26 +99,23 @@ export interface WebhookContext extends ApiContext {
 }
 
 function webhookContext(base: ApiContext, builtin: boolean): WebhookContext {
-  const dir = builtin ? 'src/webhooks' : `src/api/${base.group}/${base.version}`;
-  const webhookFile = `${dir}/${base.kindLower}.webhook.ts`;
-  const testDir = builtin ? 'test/webhooks' : `test/api/${base.group}/${base.version}`;
-  const webhookTestFile = `${testDir}/${base.kindLower}.webhook.test.ts`;
-  const webhookIntegrationTestFile = `${testDir}/${base.kindLower}.webhook.integration.test.ts`;
+  const layout = kindLayout({ ...base, builtin }, base.multigroup);
+  const { webhookFile, webhookTestFile, webhookIntegrationTestFile } = layout;
+  const testDir = layout.webhookTestDir;
   const dashed = base.qualifiedGroup.replace(/\./g, '-');
-  const js = (file: string) => file.replace(/\.ts$/, '.js');
   return {
     ...base,
     builtin,
     typeName: builtin ? base.clientType : base.kind,
-    rootFromWebhookTest: `${path.posix.relative(testDir, '.')}/`,
+    rootFromWebhookTest: rootFrom(testDir),
     webhookFile,
     webhookTestFile,
     webhookIntegrationTestFile,
     builtinSampleFields: builtin ? (BUILTIN_SAMPLES[`${base.apiVersion}/${base.kind}`] ?? '') : '',
     crdName: `${base.plural}.${base.qualifiedGroup}`,
-    typesImportFromWebhook: builtin ? '' : `./${base.kindLower}.types.js`,
-    webhookImportFromMain: `./${js(path.posix.relative('src', webhookFile))}`,
-    webhookImportFromTest: `${path.posix.relative(testDir, '.')}/${js(webhookFile)}`,
+    typesImportFromWebhook: builtin ? '' : importPath(path.posix.dirname(webhookFile), layout.typesFile),
+    webhookImportFromMain: importPath(path.posix.dirname(MAIN_FILE), webhookFile),
+    webhookImportFromTest: importPath(testDir, webhookFile),
     setupFunction: `setup${base.kind}WebhookWithManager`,
     mutatePath: `/mutate-${dashed}-${base.version}-${base.kindLower}`,
     validatePath: `/validate-${dashed}-${base.version}-${base.kindLower}`,
@@ -121,22 +127,22 @@ function webhookContext(base: ApiContext, builtin: boolean): WebhookContext {
 
 function spokeContext(hub: WebhookContext, spoke: ApiContext): SpokeContext {
   const suffix = spoke.version.charAt(0).toUpperCase() + spoke.version.slice(1);
-  const dir = `src/api/${hub.group}/${spoke.version}`;
-  const testDir = `test/api/${hub.group}/${spoke.version}`;
+  const hubLayout = kindLayout({ ...hub, builtin: false }, hub.multigroup);
+  const spokeLayout = kindLayout({ ...spoke, builtin: false }, spoke.multigroup);
   return {
     ...hub,
     spokeVersion: spoke.version,
     spokeApiVersion: spoke.apiVersion,
-    spokeConversionFile: `${dir}/${hub.kindLower}.conversion.ts`,
-    spokeConversionTestFile: `${testDir}/${hub.kindLower}.conversion.test.ts`,
-    rootFromSpokeTest: `${path.posix.relative(testDir, '.')}/`,
-    hubTypesFromSpoke: `../${hub.version}/${hub.kindLower}.types.js`,
+    spokeConversionFile: spokeLayout.conversionFile,
+    spokeConversionTestFile: spokeLayout.conversionTestFile,
+    rootFromSpokeTest: rootFrom(path.posix.dirname(spokeLayout.conversionTestFile)),
+    hubTypesFromSpoke: importPath(spokeLayout.apiDir, hubLayout.typesFile),
     spokeSampleFile: spoke.sampleFile,
     conversionName: `${hub.kindCamel}${suffix}Conversion`,
     spokeModule: `${hub.kindCamel}${suffix}`,
     spokeKind: `${hub.kind}${suffix}Kind`,
     spokeType: `${hub.kind}${suffix}`,
-    conversionImportFromHubWebhook: `../${spoke.version}/${hub.kindLower}.conversion.js`,
+    conversionImportFromHubWebhook: importPath(hubLayout.apiDir, spokeLayout.conversionFile),
   };
 }
 
@@ -246,23 +252,18 @@ export async function planCreateWebhook(
   if (options.conversion) await addConversion(tree, config, context, spokes, options.force);
   await addAtMarker(
     tree,
-    'src/main.ts',
+    MAIN_FILE,
     'imports',
     `import { ${context.setupFunction} } from '${context.webhookImportFromMain}';`,
   );
   await addAtMarker(
     tree,
-    'src/main.ts',
+    MAIN_FILE,
     'builder',
     `if (process.env['ENABLE_WEBHOOKS'] !== 'false') ${context.setupFunction}(mgr);`,
   );
-  await addAtMarker(tree, 'config/default/kustomization.yaml', 'webhook', '- ../webhook\n- ../certmanager');
-  await addAtMarker(
-    tree,
-    'config/default/kustomization.yaml',
-    'webhookpatches',
-    '- path: manager_webhook_patch.yaml',
-  );
+  await addAtMarker(tree, DEFAULT_KUSTOMIZATION_FILE, 'webhook', '- ../webhook\n- ../certmanager');
+  await addAtMarker(tree, DEFAULT_KUSTOMIZATION_FILE, 'webhookpatches', '- path: manager_webhook_patch.yaml');
   await addAtMarker(
     tree,
     'config/network-policy/kustomization.yaml',
@@ -294,6 +295,7 @@ export async function planCreateWebhook(
     : [...config.resources, entry];
   await tree.write(PROJECT_FILE, serializeProject({ ...config, resources }));
   await formatTypeScript(tree);
+  await addManifests(tree);
   return tree.plan();
 }
 
@@ -347,11 +349,11 @@ async function addConversion(
   await addFolder(tree, 'webhook/conversion', context, () => 'skip');
   await addAtMarker(
     tree,
-    'config/crd/kustomization.yaml',
+    CRD_KUSTOMIZATION_FILE,
     'crdkustomizewebhookpatch',
     `- path: patches/webhook_in_${context.plural}.yaml`,
   );
-  await addAtMarker(tree, 'config/crd/kustomization.yaml', 'crdkustomizeconfig', '- kustomizeconfig.yaml');
+  await addAtMarker(tree, CRD_KUSTOMIZATION_FILE, 'crdkustomizeconfig', '- kustomizeconfig.yaml');
   await addAtMarker(tree, context.webhookIntegrationTestFile, 'conversioncrds', `'${context.crdName}',`);
   for (const spoke of spokes) {
     const spokeResource = resolveResource(

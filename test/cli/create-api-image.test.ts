@@ -92,6 +92,10 @@ describe('kubesmith create api --image', () => {
     expect(await read(dir, '.github/workflows/test.yml')).toMatch(
       /run: npx kubesmith envtest --with-controllers\n/,
     );
+    // The run's one envtest (vitest's global setup) starts in cluster mode.
+    expect(await read(dir, 'test/envtest.setup.ts')).toMatch(
+      /\n {2}controllers: true,\n {2}\/\/ \+kubesmith:scaffold:envtestoptions\n/,
+    );
 
     const project = parse(await read(dir, 'PROJECT')) as { plugins: Record<string, unknown> };
     expect(project.plugins['deploy-image.kubesmith.dev/v1-alpha']).toEqual({

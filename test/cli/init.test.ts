@@ -34,6 +34,10 @@ const LAYOUT = [
   'config/network-policy/allow-metrics-traffic.yaml',
   '.github/workflows/test.yml',
   '.github/workflows/lint.yml',
+  // The one envtest of a test run: vitest's global setup, and what the integration tests import of it.
+  'vitest.config.ts',
+  'test/envtest.setup.ts',
+  'test/envtest.ts',
 ];
 
 describe('kubesmith init', () => {

@@ -51,18 +51,18 @@ describe('examples/', () => {
     await writeFile(path.join(dir, 'demo-application/README.md'), '# my own story\n');
     await writeFile(path.join(dir, 'demo-application/notes.txt'), 'not made by the CLI\n');
 
-    const result = await examples('--check', '--only', 'demo-application', '--examples-dir', dir);
+    const result = await examples('--check', '--only', 'demo-application', '--dir', dir);
     expect(result.code).toBe(3);
     expect(result.stdout.trim().split('\n').sort()).toEqual([
       'examples/demo-application/notes.txt: not made by the CLI',
-      'examples/demo-application/src/controllers/demoapplication.controller.ts: differs',
+      'examples/demo-application/src/controllers/demoapplication.controller.ts: differs from line 505',
     ]);
     expect(result.stderr).toMatch(
       /^error: 2 file\(s\) of examples\/ differ .*\nhint: run `npm run build && npm run examples`/m,
     );
 
     // Writing puts the CLI's file back and keeps the user's README.
-    expect((await examples('--only', 'demo-application', '--examples-dir', dir)).code).toBe(0);
+    expect((await examples('--only', 'demo-application', '--dir', dir)).code).toBe(0);
     expect(await readFile(controller, 'utf8')).toBe(
       await readFile(
         path.join(repo, 'examples/demo-application/src/controllers/demoapplication.controller.ts'),
@@ -70,6 +70,6 @@ describe('examples/', () => {
       ),
     );
     expect(await readFile(path.join(dir, 'demo-application/README.md'), 'utf8')).toBe('# my own story\n');
-    expect((await examples('--check', '--only', 'demo-application', '--examples-dir', dir)).code).toBe(0);
+    expect((await examples('--check', '--only', 'demo-application', '--dir', dir)).code).toBe(0);
   }, 120_000);
 });

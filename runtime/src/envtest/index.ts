@@ -40,6 +40,12 @@ import {
 
 export type { LocalWebhookServing, WebhookInstallOptions } from './internal/webhooks.js';
 export { binaryAssetsOrSkip, envtestRequired, type SkipOptions } from './skip.js';
+export {
+  installWebhooks,
+  type GroupResource,
+  type InstalledWebhooks,
+  type InstallWebhooksOptions,
+} from './shared.js';
 export type { FakeNode } from './internal/nodes.js';
 
 export {

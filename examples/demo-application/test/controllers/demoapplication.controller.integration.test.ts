@@ -15,15 +15,15 @@ limitations under the License.
 */
 
 /**
- * The DemoApplication controller on a cluster whose controllers run: envtest's cluster mode starts etcd,
- * kube-apiserver, kube-controller-manager, kube-scheduler and a fake node (KWOK), installs the CRDs from
- * config/crd/bases, and the manager runs in this process. Deployments get pods that are scheduled and
+ * The DemoApplication controller on a cluster whose controllers run: the envtest of the test run in cluster mode
+ * (test/envtest.setup.ts starts etcd, kube-apiserver, kube-controller-manager, kube-scheduler and a fake node
+ * (KWOK) once, with the CRDs from config/crd/bases), shared with the other test files; the manager runs in
+ * this process and watches a namespace of this file's own. Deployments get pods that are scheduled and
  * reported Running and Ready (no container runs), and owner references are garbage-collected.
  * `npm test` provides the binaries (`kubesmith envtest --with-controllers`); without them these tests are
  * skipped with one line, and in CI (`CI=true`) they fail.
  */
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { loadYaml, type V1Pod, type V1ReplicaSet } from '@kubernetes/client-node';
 import {
   createLogger,
@@ -33,7 +33,6 @@ import {
   resourceKind,
   type Reader,
 } from '@kubesmith/runtime';
-import { binaryAssetsOrSkip, startEnvtest, type Envtest } from '@kubesmith/runtime/envtest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DemoApplicationKind, type DemoApplication } from '../../src/api/demo/v1/demoapplication.types.js';
 import {
@@ -43,9 +42,9 @@ import {
   ServiceKind,
   DemoApplicationReconciler,
 } from '../../src/controllers/demoapplication.controller.js';
+import { createNamespace, sharedEnvtest } from '../../test/envtest.js';
 
 const root = new URL('../../', import.meta.url);
-const namespace = 'default';
 const ReplicaSetKind = resourceKind<V1ReplicaSet>({
   group: 'apps',
   version: 'v1',
@@ -64,14 +63,14 @@ const poll = { timeout: 30_000, interval: 50 };
 /** Each test waits up to `poll.timeout` for the cluster's controllers: more than vitest's default 5 s. */
 const STEP_TIMEOUT = { timeout: 60_000 };
 
-// Skipped, with one line, when the binaries are missing; under CI=true that fails the run instead.
-const binaries = binaryAssetsOrSkip({ controllers: true });
+// Undefined, and the tests skipped, when the binaries are missing; under CI=true that fails the run instead.
+const envtest = sharedEnvtest();
 
-describe.skipIf(binaries === undefined)(
+describe.skipIf(envtest === undefined)(
   'DemoApplicationReconciler on a cluster (envtest cluster mode)',
   STEP_TIMEOUT,
   () => {
-    let env: Envtest | undefined;
+    let namespace: string;
     let mgr: Manager | undefined;
     let running: Promise<void> | undefined;
     let sample: DemoApplication;
@@ -89,14 +88,16 @@ describe.skipIf(binaries === undefined)(
     const selector = () => `app.kubernetes.io/instance=${name()}`;
 
     beforeAll(async () => {
+      if (!envtest!.controllers) {
+        throw new Error(
+          'these tests need envtest cluster mode: set controllers: true in test/envtest.setup.ts',
+        );
+      }
       const started = performance.now();
-      env = await startEnvtest({
-        crdDirectoryPaths: [fileURLToPath(new URL('config/crd/bases', root))],
-        controllers: true,
-        ...(binaries ? { binaryAssetsDirectory: binaries } : {}),
-      });
+      namespace = await createNamespace(envtest!, 'demoapplication-');
       mgr = Manager.create({
-        kubeConfig: env.kubeConfig,
+        kubeConfig: envtest!.kubeConfig,
+        namespace,
         metricsBindAddress: '0',
         healthProbeBindAddress: '0',
         handleSignals: false,
@@ -105,18 +106,17 @@ describe.skipIf(binaries === undefined)(
       new DemoApplicationReconciler(mgr.client).setupWithManager(mgr);
       running = mgr.start();
       await mgr.ready();
-      timings.push(`cluster and manager started: ${Math.round(performance.now() - started)} ms`);
+      timings.push(`namespace and manager started: ${Math.round(performance.now() - started)} ms`);
       sample = loadYaml<DemoApplication>(
         readFileSync(new URL('config/samples/demo_v1_demoapplication.yaml', root), 'utf8'),
       );
       sample.metadata = { ...sample.metadata, namespace };
-    }, 120_000);
+    }, 60_000);
 
     afterAll(async () => {
       if (timings.length > 0) console.info(`DemoApplication proof timings: ${timings.join('; ')}`);
       await mgr?.stop();
       await running;
-      await env?.stop();
     }, 30_000);
 
     it('runs the sample: a Deployment with its replicas Ready, reported Available', async () => {

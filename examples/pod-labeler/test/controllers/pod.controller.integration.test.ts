@@ -15,12 +15,12 @@ limitations under the License.
 */
 
 /**
- * The pod labeler on a real API server (envtest: etcd and kube-apiserver; no scheduler or kubelet, so the
- * pods never run, which a labeler does not need).
+ * The pod labeler on a real API server (the envtest of the test run, test/envtest.setup.ts: etcd and
+ * kube-apiserver; no scheduler or kubelet, so the pods never run, which a labeler does not need), in a
+ * namespace of this file's own.
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { createLogger, HttpClient, isConflict, isNotFound, Manager, type Client } from '@kubesmith/runtime';
-import { startEnvtest, type Envtest } from '@kubesmith/runtime/envtest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ADD_POD_NAME_LABEL_ANNOTATION,
@@ -29,16 +29,21 @@ import {
   PodKind,
   PodReconciler,
 } from '../../src/controllers/pod.controller.js';
+import { createNamespace, sharedEnvtest } from '../envtest.js';
 
-let env: Envtest | undefined;
+// Undefined, and the tests skipped, when the binaries are missing; under CI=true that fails the run instead.
+const envtest = sharedEnvtest();
+let namespace: string;
 let mgr: Manager | undefined;
 let running: Promise<void> | undefined;
 let client: Client;
 
 beforeAll(async () => {
-  env = await startEnvtest();
+  if (envtest === undefined) return;
+  namespace = await createNamespace(envtest, 'pod-labeler-');
   mgr = Manager.create({
-    kubeConfig: env.kubeConfig,
+    kubeConfig: envtest.kubeConfig,
+    namespace,
     metricsBindAddress: '0',
     healthProbeBindAddress: '0',
     handleSignals: false,
@@ -46,17 +51,15 @@ beforeAll(async () => {
     cacheSelectors: CACHE_SELECTORS,
   });
   // The test and its other writer act as users do, on the API server; the labeler reads from its cache.
-  client = new HttpClient(env.kubeConfig);
+  client = new HttpClient(envtest.kubeConfig);
   new PodReconciler(mgr.client).setupWithManager(mgr);
   running = mgr.start();
   await mgr.ready();
-}, 120_000);
+}, 60_000);
 
-// env.stop() may take envtest's stopTimeoutMs (10 s) for kube-apiserver alone: more than vitest's 10 s default.
 afterAll(async () => {
   await mgr?.stop();
   await running;
-  await env?.stop();
 }, 30_000);
 
 function pod(name: string, annotate: boolean, labels: Record<string, string> = {}): V1Pod {
@@ -65,7 +68,7 @@ function pod(name: string, annotate: boolean, labels: Record<string, string> = {
     kind: 'Pod',
     metadata: {
       name,
-      namespace: 'default',
+      namespace,
       labels,
       annotations: annotate ? { [ADD_POD_NAME_LABEL_ANNOTATION]: 'true' } : {},
     },
@@ -74,23 +77,23 @@ function pod(name: string, annotate: boolean, labels: Record<string, string> = {
 }
 
 async function podLabel(name: string): Promise<string | undefined> {
-  return (await client.get(PodKind, name, 'default')).metadata?.labels?.[POD_NAME_LABEL];
+  return (await client.get(PodKind, name, namespace)).metadata?.labels?.[POD_NAME_LABEL];
 }
 
-describe('the pod labeler', () => {
+describe.skipIf(envtest === undefined)('the pod labeler', () => {
   it('labels annotated pods with their names and leaves the others alone', async () => {
     await client.create(PodKind, pod('labeled-1', true));
     await client.create(PodKind, pod('labeled-2', true));
     await client.create(PodKind, pod('plain', false, { app: 'web' }));
     await expect.poll(() => podLabel('labeled-1'), { timeout: 20_000 }).toBe('labeled-1');
     await expect.poll(() => podLabel('labeled-2'), { timeout: 20_000 }).toBe('labeled-2');
-    expect((await client.get(PodKind, 'plain', 'default')).metadata?.labels).toEqual({ app: 'web' });
+    expect((await client.get(PodKind, 'plain', namespace)).metadata?.labels).toEqual({ app: 'web' });
   });
 
   it('removes the label when the annotation goes', async () => {
     await client.create(PodKind, pod('unlabel', true));
     await expect.poll(() => podLabel('unlabel'), { timeout: 20_000 }).toBe('unlabel');
-    await client.patch(PodKind, 'unlabel', 'default', {
+    await client.patch(PodKind, 'unlabel', namespace, {
       metadata: { annotations: { [ADD_POD_NAME_LABEL_ANNOTATION]: null } },
     });
     await expect.poll(() => podLabel('unlabel'), { timeout: 20_000 }).toBeUndefined();
@@ -98,16 +101,16 @@ describe('the pod labeler', () => {
 
   it('leaves finished pods out of its cache, and so unlabelled', async () => {
     await client.create(PodKind, pod('finished', false));
-    const created = await client.get(PodKind, 'finished', 'default');
+    const created = await client.get(PodKind, 'finished', namespace);
     await client.updateStatus(PodKind, { ...created, status: { phase: 'Succeeded' } });
-    await client.patch(PodKind, 'finished', 'default', {
+    await client.patch(PodKind, 'finished', namespace, {
       metadata: { annotations: { [ADD_POD_NAME_LABEL_ANNOTATION]: 'true' } },
     });
     // A pod annotated after those writes: once it is labelled, the labeler has seen them too.
     await client.create(PodKind, pod('witness', true));
     await expect.poll(() => podLabel('witness'), { timeout: 20_000 }).toBe('witness');
     expect(await podLabel('finished')).toBeUndefined();
-    await expect(mgr!.client.get(PodKind, 'finished', 'default')).rejects.toSatisfy(isNotFound);
+    await expect(mgr!.client.get(PodKind, 'finished', namespace)).rejects.toSatisfy(isNotFound);
   });
 
   it('gets every pod labeled while another writer updates the same pods', async () => {
@@ -122,7 +125,7 @@ describe('the pod labeler', () => {
     const writer = Promise.all(
       names.map(async (name) => {
         while (!stop) {
-          const current = await client.get(PodKind, name, 'default');
+          const current = await client.get(PodKind, name, namespace);
           const labels = { ...current.metadata?.labels, writer: String(writes) };
           try {
             await client.update(PodKind, { ...current, metadata: { ...current.metadata, labels } });
@@ -135,7 +138,7 @@ describe('the pod labeler', () => {
       }),
     );
     for (const name of names) {
-      await client.patch(PodKind, name, 'default', {
+      await client.patch(PodKind, name, namespace, {
         metadata: { annotations: { [ADD_POD_NAME_LABEL_ANNOTATION]: 'true' } },
       });
     }
@@ -147,7 +150,7 @@ describe('the pod labeler', () => {
     }
     // Both writers' changes survive: the labeler retried its conflicts instead of overwriting.
     for (const name of names) {
-      const labels = (await client.get(PodKind, name, 'default')).metadata?.labels ?? {};
+      const labels = (await client.get(PodKind, name, namespace)).metadata?.labels ?? {};
       expect(labels[POD_NAME_LABEL]).toBe(name);
       expect(labels['writer']).toMatch(/^\d+$/);
     }

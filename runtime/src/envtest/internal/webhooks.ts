@@ -9,6 +9,7 @@ import type {
   AdmissionregistrationV1ServiceReference,
   AdmissionregistrationV1WebhookClientConfig,
   V1CustomResourceDefinition,
+  V1LabelSelector,
   V1MutatingWebhookConfiguration,
   V1ValidatingWebhookConfiguration,
 } from '@kubernetes/client-node';
@@ -97,7 +98,7 @@ export async function prepareLocalServing(
 }
 
 /** The client configuration that sends a webhook's calls to the local server, on `urlPath`. */
-function localClientConfig(
+export function localClientConfig(
   serving: LocalWebhookServing,
   urlPath: string,
 ): AdmissionregistrationV1WebhookClientConfig {
@@ -191,4 +192,76 @@ export async function installWebhookConfigurations(
       body,
     );
   }
+}
+
+/** A group and resource a webhook's rules may cover (`{ group: 'webapp.example.com', resource: 'guestbooks' }`). */
+export interface GroupResource {
+  /** The API group; '' for the core group. */
+  group: string;
+  /** The plural resource name. */
+  resource: string;
+}
+
+function covers(
+  rules: { apiGroups?: string[]; resources?: string[] }[] | undefined,
+  wanted: GroupResource,
+): boolean {
+  return (rules ?? []).some(
+    (rule) =>
+      (rule.apiGroups ?? []).some((group) => group === '*' || group === wanted.group) &&
+      (rule.resources ?? []).some(
+        (resource) =>
+          resource === '*' || resource === wanted.resource || resource.startsWith(`${wanted.resource}/`),
+      ),
+  );
+}
+
+/** The label every namespace carries with its own name (set by the apiserver). */
+const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
+
+/**
+ * The configurations cut to the webhooks of `resources` (all when undefined), each webhook limited to
+ * objects of `namespace` when given, and each configuration named `<name>-<suffix>`: what one test file
+ * installs on a control plane other files share. Configurations left without webhooks are dropped.
+ */
+export function scopeWebhookConfigurations(
+  configurations: WebhookConfigurations,
+  scope: { resources?: GroupResource[]; namespace?: string; suffix: string },
+): WebhookConfigurations {
+  const keep = (webhook: { rules?: { apiGroups?: string[]; resources?: string[] }[] }) =>
+    scope.resources === undefined || scope.resources.some((wanted) => covers(webhook.rules, wanted));
+  const limit = <T extends { namespaceSelector?: V1LabelSelector }>(webhook: T): T =>
+    scope.namespace === undefined
+      ? webhook
+      : {
+          ...webhook,
+          namespaceSelector: {
+            ...webhook.namespaceSelector,
+            matchLabels: {
+              ...webhook.namespaceSelector?.matchLabels,
+              [NAMESPACE_NAME_LABEL]: scope.namespace,
+            },
+          },
+        };
+  const scoped = <
+    C extends { metadata?: { name?: string }; webhooks?: W[] },
+    W extends {
+      rules?: { apiGroups?: string[]; resources?: string[] }[];
+      namespaceSelector?: V1LabelSelector;
+    },
+  >(
+    configuration: C,
+  ): C => ({
+    ...configuration,
+    metadata: {
+      ...configuration.metadata,
+      name: `${configuration.metadata?.name ?? 'webhooks'}-${scope.suffix}`,
+    },
+    webhooks: (configuration.webhooks ?? []).filter(keep).map(limit),
+  });
+  const nonEmpty = (configuration: { webhooks?: unknown[] }) => (configuration.webhooks ?? []).length > 0;
+  return {
+    mutating: configurations.mutating.map(scoped).filter(nonEmpty),
+    validating: configurations.validating.map(scoped).filter(nonEmpty),
+  };
 }

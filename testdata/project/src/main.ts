@@ -1,0 +1,46 @@
+/*
+Copyright 2026.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+/**
+ * The operator's entry point: it reads its settings, creates the manager, registers every controller and
+ * runs until SIGTERM or SIGINT, then stops gracefully.
+ */
+import { Manager } from '@kubesmith/runtime';
+import { parseSettings } from './settings.js';
+import { GuestbookReconciler } from './controllers/guestbook.controller.js';
+import { setupGuestbookWebhookWithManager } from './api/webapp/v1/guestbook.webhook.js';
+import { PodReconciler } from './controllers/pod.controller.js';
+// +kubesmith:scaffold:imports
+
+const settings = parseSettings(process.argv.slice(2), process.env);
+
+const mgr = Manager.create({
+  metricsBindAddress: settings.metricsBindAddress,
+  metricsSecureServing: settings.metricsSecure,
+  ...(settings.metricsCertPath ? { metricsCertDir: settings.metricsCertPath } : {}),
+  healthProbeBindAddress: settings.healthProbeBindAddress,
+  leaderElection: settings.leaderElect,
+  leaderElectionId: 'project.example.com',
+  namespace: settings.watchNamespace,
+});
+
+new GuestbookReconciler(mgr.client).setupWithManager(mgr);
+if (process.env['ENABLE_WEBHOOKS'] !== 'false') setupGuestbookWebhookWithManager(mgr);
+new PodReconciler(mgr.client).setupWithManager(mgr);
+// +kubesmith:scaffold:builder
+
+mgr.logger.info('starting manager');
+await mgr.start();

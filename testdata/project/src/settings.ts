@@ -1,0 +1,64 @@
+/*
+Copyright 2026.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+/**
+ * The manager's settings from its command line and environment, the flags a kubebuilder operator takes.
+ */
+import { parseArgs } from 'node:util';
+
+export interface Settings {
+  /** Where /metrics is served; `0` turns it off. */
+  metricsBindAddress: string;
+  /**
+   * Serve /metrics over HTTPS, only to callers whose token the API server authenticates (TokenReview) and
+   * allows `get` on /metrics (SubjectAccessReview); `--metrics-secure=false` serves plain HTTP to anyone.
+   */
+  metricsSecure: boolean;
+  /** Directory of the metrics serving certificate (tls.crt, tls.key); unset: a self-signed one. */
+  metricsCertPath: string | undefined;
+  /** Where /healthz and /readyz are served; `0` turns them off. */
+  healthProbeBindAddress: string;
+  /** Whether only one replica at a time reconciles, the one holding the leader election lease. */
+  leaderElect: boolean;
+  /** The one namespace to watch (WATCH_NAMESPACE); undefined watches all. */
+  watchNamespace: string | undefined;
+}
+
+export function parseSettings(argv: string[], env: NodeJS.ProcessEnv): Settings {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      'metrics-bind-address': { type: 'string', default: ':8443' },
+      'metrics-secure': { type: 'string', default: 'true' },
+      'metrics-cert-path': { type: 'string' },
+      'health-probe-bind-address': { type: 'string', default: ':8081' },
+      'leader-elect': { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  const secure = values['metrics-secure'];
+  if (secure !== 'true' && secure !== 'false') {
+    throw new Error(`--metrics-secure must be true or false, not "${secure}"`);
+  }
+  return {
+    metricsBindAddress: values['metrics-bind-address'],
+    metricsSecure: secure === 'true',
+    metricsCertPath: values['metrics-cert-path'] || undefined,
+    healthProbeBindAddress: values['health-probe-bind-address'],
+    leaderElect: values['leader-elect'],
+    watchNamespace: env['WATCH_NAMESPACE'] || undefined,
+  };
+}
