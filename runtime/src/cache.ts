@@ -10,7 +10,7 @@ import { realClock, type Clock } from './clock.js';
 import { ApiError } from './errors.js';
 import { deepCopy } from './internal/deepcopy.js';
 import { fieldMatcher, labelMatcher } from './internal/selector.js';
-import { objectKey, type ResourceKind } from './kinds.js';
+import { kindKey, objectKey, type ResourceKind } from './kinds.js';
 import type { Logger } from './logger.js';
 import type { KubernetesObject } from './types.js';
 
@@ -474,7 +474,9 @@ export class InformerCache implements Reader {
     // The common case, once the kind's informer has synced, without an await: a reconcile reads through
     // here, and each await is a few microtasks more per reconcile.
     try {
-      if (kind.namespaced) this.checkNamespace('get', kind, namespace ?? '', `${namespace ?? ''}/${name}`);
+      if (kind.namespaced && this.namespace !== undefined) {
+        this.checkNamespace('get', kind, namespace ?? '', `${namespace ?? ''}/${name}`);
+      }
       const informer = this.started ? this.informers.get(kindKey(kind)) : undefined;
       if (informer?.hasSynced()) return Promise.resolve(this.copyOf(informer, kind, name, namespace));
     } catch (error) {
@@ -550,10 +552,6 @@ export class InformerCache implements Reader {
     if (!informer.hasSynced()) throw new Error(`the cache stopped before ${kindKey(kind)} synced`);
     return informer;
   }
-}
-
-function kindKey(kind: ResourceKind<unknown>): string {
-  return `${kind.apiVersion}/${kind.kind}`;
 }
 
 function selectorText(selector: KindSelector): string {
