@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { controllerManagedBy } from '../src/builder.js';
-import { ManualInformer } from '../src/cache.js';
+import { ManualInformer } from '../src/testing/informer.js';
 import { groupVersion } from '../src/kinds.js';
 import { createLogger, logFormat, type LogFormat } from '../src/logger.js';
 import { Manager } from '../src/manager.js';

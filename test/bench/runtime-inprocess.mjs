@@ -15,8 +15,8 @@ import { Session } from 'node:inspector';
 import { performance, PerformanceObserver } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { controllerManagedBy, createLogger, groupVersion, Manager, ManualInformer } from '@kubesmith/runtime';
-import { FakeClient } from '@kubesmith/runtime/testing';
+import { controllerManagedBy, createLogger, groupVersion, Manager } from '@kubesmith/runtime';
+import { FakeClient, ManualInformer } from '@kubesmith/runtime/testing';
 
 const { values } = parseArgs({
   options: {
