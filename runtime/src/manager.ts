@@ -62,6 +62,11 @@ export interface ManagerOptions {
    * cert-manager's Secret, read again when it changes. Default: a self-signed certificate made at start.
    */
   metricsCertDir?: string;
+  /**
+   * With metricsSecureServing, offer HTTP/2 on /metrics besides HTTP/1.1 (the webhook server's is
+   * `webhookServer.enableHttp2`). Default: false, as kubebuilder's `--enable-http2`.
+   */
+  metricsEnableHttp2?: boolean;
   /** `host:port` of /healthz and /readyz; `'0'` turns them off. Default `:8081`. */
   healthProbeBindAddress?: string;
   /**
@@ -378,6 +383,7 @@ export class Manager implements ControllerHost {
         bindAddress: address,
         secureServing: secure,
         ...(this.options.metricsCertDir ? { certDir: this.options.metricsCertDir } : {}),
+        enableHttp2: this.options.metricsEnableHttp2 ?? false,
       },
       async () => ({ contentType: this.metrics.contentType, body: await this.renderMetrics() }),
       this.logger.child({ logger: 'metrics' }),

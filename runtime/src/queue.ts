@@ -77,7 +77,8 @@ export class MaxOfRateLimiter implements RateLimiter {
   }
 
   forget(key: string): void {
-    for (const limiter of this.limiters) limiter.forget(key);
+    // Once per successful reconcile: an index loop allocates no iterator, even before V8 optimises it.
+    for (let i = 0; i < this.limiters.length; i++) this.limiters[i]!.forget(key);
   }
 
   retries(key: string): number {

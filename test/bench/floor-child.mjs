@@ -7,7 +7,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { CustomObjectsApi, KubeConfig, makeInformer } from '@kubernetes/client-node';
-import { writeMeasurement } from './measurement.mjs';
+import { watchCollections, writeMeasurement } from './measurement.mjs';
 
 const [kubeconfigPath, countText] = process.argv.slice(2);
 const count = Number(countText);
@@ -17,6 +17,7 @@ const kubeConfig = new KubeConfig();
 kubeConfig.loadFromFile(kubeconfigPath);
 globalThis.gc?.();
 const idle = process.memoryUsage();
+const collections = watchCollections();
 
 /** A queue of keys that holds each key once; `get` waits for the next key. */
 class DedupQueue {
@@ -86,6 +87,7 @@ const synced = performance.now();
 const workers = Array.from({ length: WORKERS }, () => worker());
 await reconciledAll;
 const reconciled = performance.now();
+const drainGcMs = await collections.between(firstReconcile, reconciled);
 globalThis.gc?.();
 const loaded = process.memoryUsage();
 // Reads from the informer's store, as the reconciler does.
@@ -97,5 +99,15 @@ stopping = true;
 for (const waiter of queue.waiters.splice(0)) waiter(undefined);
 await Promise.all(workers);
 await informer.stop();
-writeMeasurement({ count, started, synced, firstReconcile, reconciled, idle, loaded, cacheGetNs });
+writeMeasurement({
+  count,
+  started,
+  synced,
+  firstReconcile,
+  reconciled,
+  idle,
+  loaded,
+  cacheGetNs,
+  drainGcMs,
+});
 process.exit(0);

@@ -12,6 +12,9 @@ export function deepCopy<T>(value: T): T {
   }
   if (value instanceof Date) return new Date(value.getTime()) as T;
   const copy: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) copy[key] = deepCopy((value as Record<string, unknown>)[key]);
+  // for-in walks V8's enum cache without allocating an array of keys (Object.keys would, per object).
+  for (const key in value) {
+    if (Object.hasOwn(value, key)) copy[key] = deepCopy((value as Record<string, unknown>)[key]);
+  }
   return copy as T;
 }
