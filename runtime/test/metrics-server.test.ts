@@ -24,7 +24,7 @@ async function serve(enableHttp2: boolean): Promise<number> {
 }
 
 /** The protocol the server picks when offered HTTP/2 and HTTP/1.1. */
-function negotiated(port: number): Promise<string | false> {
+function negotiated(port: number): Promise<string | false | null> {
   return new Promise((resolve, reject) => {
     const socket = tls.connect(
       { host: '127.0.0.1', port, rejectUnauthorized: false, ALPNProtocols: ['h2', 'http/1.1'] },
