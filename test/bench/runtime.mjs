@@ -164,12 +164,13 @@ const lines = [
   'queue), its reconciler reading each object through mgr.client.get, 4 workers. floor: a plain client-node',
   'informer, a de-duplicating queue, 4 workers reading from the informer store (test/bench/floor-child.mjs).',
   '',
-  '| objects | contender | cache synced | all reconciled once | reconcile throughput | RSS idle -> loaded | heap per object | RSS per object | cached get |',
-  '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  '| objects | contender | cache synced | all reconciled once | reconcile throughput | GC in the drain | RSS idle -> loaded | heap per object | RSS per object | cached get |',
+  '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ...rows.map(
     (r) =>
       `| ${r.count} | ${r.contender} | ${(r.syncMs / 1000).toFixed(2)} s | ${(r.reconcileAllMs / 1000).toFixed(2)} s | ` +
-      `${Math.round(drainPerSec(r))}/s | ${Math.round(r.rssIdleMiB)} -> ${Math.round(r.rssLoadedMiB)} MiB | ` +
+      `${Math.round(drainPerSec(r))}/s | ${Math.round(r.drainGcMs)} ms | ` +
+      `${Math.round(r.rssIdleMiB)} -> ${Math.round(r.rssLoadedMiB)} MiB | ` +
       `${perObjectKiB(r).toFixed(1)} KiB | ` +
       `${(((r.rssLoadedMiB - r.rssIdleMiB) * 1024) / r.count).toFixed(1)} KiB | ` +
       `${(r.cacheGetNs / 1000).toFixed(1)} us |`,
