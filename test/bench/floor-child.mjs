@@ -4,12 +4,16 @@
  * Widget kind, a de-duplicating work queue and 4 workers whose reconciler reads the object from the
  * informer's store (no copy). No metrics, no logging, no rate limiting, no leader election.
  * Same output as runtime-child.mjs, in a process of its own so that the memory figures are its own.
+ * With a third argument `copy`, each read is a deep copy (the runtime's) awaited as a promise, as a
+ * controller-runtime or kubesmith cache read is: what copy semantics cost, without the framework.
  */
 import { performance } from 'node:perf_hooks';
 import { CustomObjectsApi, KubeConfig, makeInformer } from '@kubernetes/client-node';
+import { deepCopy } from '../../runtime/dist/internal/deepcopy.js';
 import { watchCollections, writeMeasurement } from './measurement.mjs';
 
-const [kubeconfigPath, countText] = process.argv.slice(2);
+const [kubeconfigPath, countText, mode] = process.argv.slice(2);
+const copy = mode === 'copy';
 const count = Number(countText);
 const WORKERS = 4;
 
@@ -74,7 +78,8 @@ async function worker() {
     if (key === undefined) return;
     firstReconcile ??= performance.now();
     const slash = key.indexOf('/');
-    const object = informer.get(key.slice(slash + 1), key.slice(0, slash));
+    const cached = informer.get(key.slice(slash + 1), key.slice(0, slash));
+    const object = copy ? await Promise.resolve(deepCopy(cached)) : cached;
     if (object) seen.add(key);
     queue.done(key);
     if (seen.size === count) allSeen();
