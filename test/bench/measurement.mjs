@@ -22,7 +22,8 @@ export function watchCollections() {
 /**
  * The one line a bench child prints (runtime-child.mjs, floor-child.mjs): what runtime.mjs compares.
  * Times are performance.now() readings; `idle` and `loaded` are process.memoryUsage() after a GC;
- * `drainGcMs` the GC pauses between the first reconcile and the last.
+ * `drainGcMs` the GC pauses between the first reconcile and the last, `drainCpuUs` the CPU time
+ * (user and system, all threads) the process used meanwhile.
  */
 export function writeMeasurement({
   count,
@@ -34,6 +35,7 @@ export function writeMeasurement({
   loaded,
   cacheGetNs,
   drainGcMs,
+  drainCpuUs,
 }) {
   process.stdout.write(
     `${JSON.stringify({
@@ -47,6 +49,7 @@ export function writeMeasurement({
       heapLoadedMiB: loaded.heapUsed / 2 ** 20,
       cacheGetNs,
       drainGcMs,
+      drainCpuUs,
     })}\n`,
   );
 }

@@ -167,12 +167,12 @@ const lines = [
   'informer, a de-duplicating queue, 4 workers reading from the informer store (test/bench/floor-child.mjs).',
   "floor+copy: the floor, each read a deep copy awaited as a promise (a cache read's semantics, no framework).",
   '',
-  '| objects | contender | cache synced | all reconciled once | reconcile throughput | GC in the drain | RSS idle -> loaded | heap per object | RSS per object | cached get |',
-  '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  '| objects | contender | cache synced | all reconciled once | reconcile throughput | CPU per reconcile | GC in the drain | RSS idle -> loaded | heap per object | RSS per object | cached get |',
+  '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ...rows.map(
     (r) =>
       `| ${r.count} | ${r.contender} | ${(r.syncMs / 1000).toFixed(2)} s | ${(r.reconcileAllMs / 1000).toFixed(2)} s | ` +
-      `${Math.round(drainPerSec(r))}/s | ${Math.round(r.drainGcMs)} ms | ` +
+      `${Math.round(drainPerSec(r))}/s | ${(r.drainCpuUs / r.count).toFixed(1)} us | ${Math.round(r.drainGcMs)} ms | ` +
       `${Math.round(r.rssIdleMiB)} -> ${Math.round(r.rssLoadedMiB)} MiB | ` +
       `${perObjectKiB(r).toFixed(1)} KiB | ` +
       `${(((r.rssLoadedMiB - r.rssIdleMiB) * 1024) / r.count).toFixed(1)} KiB | ` +
