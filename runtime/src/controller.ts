@@ -281,25 +281,31 @@ export class Controller {
  * The logger's fields (the id among them) are made when it writes its first line.
  */
 class Context implements ReconcileContext {
+  // Private fields (#), so that the context's own properties are those of ReconcileContext.
+  readonly #request: Request;
+  readonly #parentLogger: Logger;
   #reconcileID: string | undefined;
   #logger: Logger | undefined;
 
   constructor(
     readonly controller: string,
-    private readonly request: Request,
-    private readonly parentLogger: Logger,
+    request: Request,
+    parentLogger: Logger,
     readonly recorder: EventRecorder,
     readonly signal: AbortSignal,
-  ) {}
+  ) {
+    this.#request = request;
+    this.#parentLogger = parentLogger;
+  }
 
   get reconcileID(): string {
     return (this.#reconcileID ??= randomUUID());
   }
 
   get logger(): Logger {
-    return (this.#logger ??= lazyChild(this.parentLogger, () => ({
-      namespace: this.request.namespace,
-      name: this.request.name,
+    return (this.#logger ??= lazyChild(this.#parentLogger, () => ({
+      namespace: this.#request.namespace,
+      name: this.#request.name,
       reconcileID: this.reconcileID,
     })));
   }
