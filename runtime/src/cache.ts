@@ -1,7 +1,8 @@
 /**
  * Informers: per kind, list then watch, keeping the objects in memory and telling handlers what changed.
  * The manager shares one informer per kind between its controllers. The informer factory is injectable:
- * tests feed events by hand, production uses @kubernetes/client-node's ListWatch.
+ * production uses @kubernetes/client-node's ListWatch; tests feed events by hand (ManualInformer, in
+ * @kubesmith/runtime/testing).
  */
 import { performance } from 'node:perf_hooks';
 import { ListWatch, Watch, type KubeConfig } from '@kubernetes/client-node';
@@ -10,7 +11,7 @@ import { realClock, type Clock } from './clock.js';
 import { ApiError } from './errors.js';
 import { deepCopy } from './internal/deepcopy.js';
 import { fieldMatcher, labelMatcher } from './internal/selector.js';
-import { objectKey, type ResourceKind } from './kinds.js';
+import { kindKey, objectKey, type ResourceKind } from './kinds.js';
 import type { Logger } from './logger.js';
 import type { KubernetesObject } from './types.js';
 
@@ -307,70 +308,8 @@ export function supervisedInformer(
   };
 }
 
-/** An informer fed by hand: for tests of controllers and of the cache, no API server involved. */
-export class ManualInformer implements Informer {
-  private readonly objects = new Map<string, KubernetesObject>();
-  private readonly handlers: Record<'add' | 'update' | 'delete', ObjectHandler[]> = {
-    add: [],
-    update: [],
-    delete: [],
-  };
-  private synced = false;
-  started = false;
-
-  constructor(initial: KubernetesObject[] = []) {
-    for (const object of initial) this.objects.set(keyOf(object), object);
-  }
-
-  on(event: 'add' | 'update' | 'delete', handler: ObjectHandler): void {
-    this.handlers[event].push(handler);
-  }
-
-  async start(): Promise<void> {
-    this.started = true;
-    for (const object of this.objects.values()) this.emit('add', object);
-    this.synced = true;
-  }
-
-  async stop(): Promise<void> {
-    this.started = false;
-  }
-
-  hasSynced(): boolean {
-    return this.synced;
-  }
-
-  get(name: string, namespace?: string): KubernetesObject | undefined {
-    return this.objects.get(objectKey(namespace, name));
-  }
-
-  list(namespace?: string): KubernetesObject[] {
-    return [...this.objects.values()].filter((o) => !namespace || o.metadata?.namespace === namespace);
-  }
-
-  /** An object appeared or changed on the "server". */
-  apply(object: KubernetesObject): void {
-    const key = keyOf(object);
-    const oldObject = this.objects.get(key);
-    this.objects.set(key, object);
-    if (this.started) this.emit(oldObject ? 'update' : 'add', object, oldObject);
-  }
-
-  remove(object: KubernetesObject): void {
-    this.objects.delete(keyOf(object));
-    if (this.started) this.emit('delete', object);
-  }
-
-  private emit(
-    event: 'add' | 'update' | 'delete',
-    object: KubernetesObject,
-    oldObject?: KubernetesObject,
-  ): void {
-    for (const handler of this.handlers[event]) handler(object, oldObject);
-  }
-}
-
-function keyOf(object: KubernetesObject): string {
+/** The cache key of `object`: `namespace/name`, or `name`. */
+export function keyOf(object: KubernetesObject): string {
   return objectKey(object.metadata?.namespace, object.metadata?.name ?? '');
 }
 
@@ -474,7 +413,9 @@ export class InformerCache implements Reader {
     // The common case, once the kind's informer has synced, without an await: a reconcile reads through
     // here, and each await is a few microtasks more per reconcile.
     try {
-      if (kind.namespaced) this.checkNamespace('get', kind, namespace ?? '', `${namespace ?? ''}/${name}`);
+      if (kind.namespaced && this.namespace !== undefined) {
+        this.checkNamespace('get', kind, namespace ?? '', `${namespace ?? ''}/${name}`);
+      }
       const informer = this.started ? this.informers.get(kindKey(kind)) : undefined;
       if (informer?.hasSynced()) return Promise.resolve(this.copyOf(informer, kind, name, namespace));
     } catch (error) {
@@ -550,10 +491,6 @@ export class InformerCache implements Reader {
     if (!informer.hasSynced()) throw new Error(`the cache stopped before ${kindKey(kind)} synced`);
     return informer;
   }
-}
-
-function kindKey(kind: ResourceKind<unknown>): string {
-  return `${kind.apiVersion}/${kind.kind}`;
 }
 
 function selectorText(selector: KindSelector): string {

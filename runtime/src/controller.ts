@@ -6,8 +6,14 @@ import { randomUUID } from 'node:crypto';
 import type { Informer } from './cache.js';
 import type { EventRecorder } from './events.js';
 import { realClock, type Clock } from './clock.js';
-import type { Logger } from './logger.js';
-import { Metrics, RECONCILE_BUCKETS, type BoundCounter } from './metrics.js';
+import { lazyChild, type Logger } from './logger.js';
+import {
+  Metrics,
+  RECONCILE_BUCKETS,
+  type BoundCounter,
+  type BoundGauge,
+  type BoundHistogram,
+} from './metrics.js';
 import { passes, type Predicate, type WatchEvent } from './predicate.js';
 import { WorkQueue, type RateLimiter } from './queue.js';
 import {
@@ -54,13 +60,13 @@ export class Controller {
   private running: Promise<void>[] = [];
   /** The controller's series, bound to its labels. */
   private readonly record: {
-    success: () => void;
-    error: () => void;
-    requeue: () => void;
-    requeueAfter: () => void;
-    failed: () => void;
-    time: (seconds: number) => void;
-    active: (by: number) => void;
+    success: BoundCounter;
+    error: BoundCounter;
+    requeue: BoundCounter;
+    requeueAfter: BoundCounter;
+    failed: BoundCounter;
+    time: BoundHistogram;
+    active: BoundGauge;
   };
   /** Per event type: predicates and map functions of this controller that threw. */
   private readonly handlerErrors: Record<WatchEvent, BoundCounter>;
@@ -93,10 +99,10 @@ export class Controller {
       queueLabels,
     );
     const depth = m.boundGauge('workqueue_depth', 'Current depth of workqueue', queueLabels);
-    const queued = m.histogram(
+    const queued = m.boundHistogram(
       'workqueue_queue_duration_seconds',
       'How long in seconds an item stays in workqueue before being requested',
-      ['name'],
+      queueLabels,
       RECONCILE_BUCKETS,
     );
     this.queue = new WorkQueue({
@@ -106,7 +112,7 @@ export class Controller {
         add: () => adds.inc(),
         retry: () => retries.inc(),
         depth: (value) => depth.set(value),
-        queued: (ms) => queued.observe(queueLabels, ms / 1000),
+        queued: (ms) => queued.observe(ms / 1000),
       },
     });
     // As controller-runtime: every result's series exists from the start, at 0.
@@ -120,10 +126,10 @@ export class Controller {
       'Total number of reconciliation errors per controller',
       controller,
     );
-    const time = m.histogram(
+    const time = m.boundHistogram(
       'controller_runtime_reconcile_time_seconds',
       'Length of time per reconciliation per controller',
-      ['controller'],
+      controller,
       RECONCILE_BUCKETS,
     );
     const active = m.boundGauge(
@@ -148,18 +154,14 @@ export class Controller {
       update: handlerErrors('update'),
       delete: handlerErrors('delete'),
     };
-    const success = byResult('success');
-    const error = byResult('error');
-    const requeue = byResult('requeue');
-    const requeueAfter = byResult('requeue_after');
     this.record = {
-      success: () => success.inc(),
-      error: () => error.inc(),
-      requeue: () => requeue.inc(),
-      requeueAfter: () => requeueAfter.inc(),
-      failed: () => errors.inc(),
-      time: (seconds) => time.observe(controller, seconds),
-      active: (by) => active.inc(by),
+      success: byResult('success'),
+      error: byResult('error'),
+      requeue: byResult('requeue'),
+      requeueAfter: byResult('requeue_after'),
+      failed: errors,
+      time,
+      active,
     };
   }
 
@@ -217,56 +219,95 @@ export class Controller {
     this.clock.clearTimeout(timer);
   }
 
+  /**
+   * A worker: takes keys while there are any (without a promise each), reconciles them one at a time,
+   * and waits in get() when the queue is empty. Runs until the queue shuts down.
+   */
   private async work(): Promise<void> {
+    const queue = this.queue;
     for (;;) {
-      const key = await this.queue.get();
+      const key = queue.tryGet() ?? (await queue.get());
       if (key === undefined) return;
+      const request = requestFromKey(key);
+      const context = new Context(this.name, request, this.logger, this.recorder, this.signal);
+      const record = this.record;
+      const started = this.clock.now();
+      let result: Result | void = undefined;
+      let failure: { error: unknown } | undefined;
+      record.active.inc(1);
       try {
-        await this.reconcileKey(key);
+        result = await this.reconciler.reconcile(request, context);
+      } catch (error) {
+        failure = { error };
+      }
+      record.active.inc(-1);
+      record.time.observe((this.clock.now() - started) / 1000);
+      try {
+        this.settle(key, context, result, failure);
       } finally {
-        this.queue.done(key);
+        queue.done(key);
       }
     }
   }
 
-  private async reconcileKey(key: string): Promise<void> {
-    const request = requestFromKey(key);
-    const reconcileID = randomUUID();
-    const log = this.logger.child({ namespace: request.namespace, name: request.name, reconcileID });
-    const context: ReconcileContext = {
-      controller: this.name,
-      reconcileID,
-      logger: log,
-      recorder: this.recorder,
-      signal: this.signal,
-    };
-    const started = this.clock.now();
-    let result: Result | void;
-    this.record.active(1);
-    try {
-      result = await this.reconciler.reconcile(request, context);
-    } catch (err) {
-      this.record.error();
-      this.record.failed();
-      log.error('Reconciler error', { error: err });
+  /** Counts the reconcile's outcome and queues what comes next: a retry, a requeue, or nothing. */
+  private settle(key: string, context: Context, result: Result | void, failure?: { error: unknown }): void {
+    const record = this.record;
+    if (failure) {
+      record.error.inc();
+      record.failed.inc();
+      context.logger.error('Reconciler error', { error: failure.error });
       this.queue.addRateLimited(key);
       return;
-    } finally {
-      this.record.active(-1);
-      this.record.time((this.clock.now() - started) / 1000);
     }
     if (result?.requeueAfter !== undefined && result.requeueAfter > 0) {
-      this.record.requeueAfter();
+      record.requeueAfter.inc();
       this.queue.forget(key);
       this.queue.addAfter(key, result.requeueAfter);
     } else if (result?.requeue) {
-      this.record.requeue();
+      record.requeue.inc();
       this.queue.addRateLimited(key);
     } else {
-      this.record.success();
+      record.success.inc();
       this.queue.forget(key);
     }
-    log.debug('Reconciled', { result: result ?? {} });
+    if (this.logger.enabled?.('debug') ?? true) context.logger.debug('Reconciled', { result: result ?? {} });
+  }
+}
+
+/**
+ * The context of one reconcile. Its id and logger are made when first read: most reconciles read
+ * neither, and a random UUID and a child logger are most of what a reconcile's bookkeeping would cost.
+ * The logger's fields (the id among them) are made when it writes its first line.
+ */
+class Context implements ReconcileContext {
+  // Private fields (#), so that the context's own properties are those of ReconcileContext.
+  readonly #request: Request;
+  readonly #parentLogger: Logger;
+  #reconcileID: string | undefined;
+  #logger: Logger | undefined;
+
+  constructor(
+    readonly controller: string,
+    request: Request,
+    parentLogger: Logger,
+    readonly recorder: EventRecorder,
+    readonly signal: AbortSignal,
+  ) {
+    this.#request = request;
+    this.#parentLogger = parentLogger;
+  }
+
+  get reconcileID(): string {
+    return (this.#reconcileID ??= randomUUID());
+  }
+
+  get logger(): Logger {
+    return (this.#logger ??= lazyChild(this.#parentLogger, () => ({
+      namespace: this.#request.namespace,
+      name: this.#request.name,
+      reconcileID: this.reconcileID,
+    })));
   }
 }
 

@@ -57,7 +57,6 @@ export {
   type RateLimiter,
 } from './queue.js';
 export {
-  ManualInformer,
   InformerCache,
   clientNodeInformerFactory,
   type Informer,
@@ -119,6 +118,7 @@ export {
   RECONCILE_BUCKETS,
   type BoundCounter,
   type BoundGauge,
+  type BoundHistogram,
 } from './metrics.js';
 export { realClock, type Clock } from './clock.js';
 export * from './webhook/index.js';

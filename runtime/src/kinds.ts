@@ -57,3 +57,18 @@ export function resourceKind<T = KubernetesObject>(options: {
 export function objectKey(namespace: string | undefined, name: string): string {
   return namespace ? `${namespace}/${name}` : name;
 }
+
+const kindKeys = new WeakMap<ResourceKind<unknown>, string>();
+
+/**
+ * `apiVersion/Kind`: how caches and clients tell kinds apart. Kept per kind object, as every cached read
+ * looks its kind up (a string built each time costs more than the rest of the lookup).
+ */
+export function kindKey(kind: ResourceKind<unknown>): string {
+  let key = kindKeys.get(kind);
+  if (key === undefined) {
+    key = `${kind.apiVersion}/${kind.kind}`;
+    kindKeys.set(kind, key);
+  }
+  return key;
+}

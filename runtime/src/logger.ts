@@ -23,6 +23,11 @@ export interface Logger {
   error(message: string, fields?: Fields): void;
   /** A logger that adds `fields` to every line. */
   child(fields: Fields): Logger;
+  /**
+   * Whether lines of `level` are written: lets a caller skip building the fields of a line that would be
+   * dropped. Optional for your own Logger implementations (absent means yes).
+   */
+  enabled?(level: Level): boolean;
 }
 
 const ORDER: Record<Level, number> = { debug: 0, info: 1, warn: 2, error: 3 };
@@ -75,13 +80,14 @@ interface Sink {
 }
 
 /**
- * A logger with its fields. `child()` runs once per reconcile, so it only links to its parent: the fields
- * are merged when a line is written (most children write none at the default level).
+ * A logger with its fields. `child()` can run once per reconcile, so it only links to its parent: the
+ * fields are merged when a line is written (most children write none at the default level).
  */
 class FieldLogger implements Logger {
   constructor(
     private readonly sink: Sink,
-    private readonly own: Fields,
+    /** Its own fields, or (lazyChild) a function that makes them, called once, for the first line. */
+    private own: Fields | (() => Fields),
     private readonly parent?: FieldLogger,
   ) {}
 
@@ -90,8 +96,12 @@ class FieldLogger implements Logger {
   warn = (message: string, extra?: Fields): void => this.log('warn', message, extra);
   error = (message: string, extra?: Fields): void => this.log('error', message, extra);
 
-  child(fields: Fields): Logger {
+  child(fields: Fields | (() => Fields)): Logger {
     return new FieldLogger(this.sink, fields, this);
+  }
+
+  enabled(level: Level): boolean {
+    return ORDER[level] >= this.sink.threshold;
   }
 
   private log(level: Level, message: string, extra?: Fields): void {
@@ -102,8 +112,18 @@ class FieldLogger implements Logger {
 
   /** The fields of this logger's ancestors, then its own: a child's field overrides its parent's. */
   private fields(): Fields {
+    if (typeof this.own === 'function') this.own = this.own();
     return this.parent ? { ...this.parent.fields(), ...this.own } : this.own;
   }
+}
+
+/**
+ * `parent.child(fields())`, where `fields` runs only when the child writes its first line (for a logger of
+ * createLogger's; others get their child at once): a reconcile's logger carries its reconcileID, which is
+ * then made only if the reconcile logs.
+ */
+export function lazyChild(parent: Logger, fields: () => Fields): Logger {
+  return parent instanceof FieldLogger ? parent.child(fields) : parent.child(fields());
 }
 
 function jsonLine(level: Level, ts: string, message: string, fields: Fields, extra?: Fields): string {

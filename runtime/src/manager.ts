@@ -3,7 +3,6 @@
  * metrics, starts every controller once the caches are synced, and stops gracefully on SIGTERM/SIGINT.
  */
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -25,6 +24,7 @@ import { inClusterNamespace, LeaderElector } from './leaderelection.js';
 import { createLogger, type Logger } from './logger.js';
 import { Metrics, processRegistry } from './metrics.js';
 import { MetricsServer } from './metrics-server.js';
+import { ProbeServer } from './probes.js';
 import { WebhookServer, type WebhookServerOptions } from './webhook/index.js';
 
 export interface ManagerOptions {
@@ -62,6 +62,11 @@ export interface ManagerOptions {
    * cert-manager's Secret, read again when it changes. Default: a self-signed certificate made at start.
    */
   metricsCertDir?: string;
+  /**
+   * With metricsSecureServing, offer HTTP/2 on /metrics besides HTTP/1.1 (the webhook server's is
+   * `webhookServer.enableHttp2`). Default: false, as kubebuilder's `--enable-http2`.
+   */
+  metricsEnableHttp2?: boolean;
   /** `host:port` of /healthz and /readyz; `'0'` turns them off. Default `:8081`. */
   healthProbeBindAddress?: string;
   /**
@@ -143,7 +148,7 @@ export class Manager implements ControllerHost {
   private lost: Error | undefined;
   private readonly controllers: Controller[] = [];
   private readonly recorders = new Map<string, EventRecorder>();
-  private readonly servers: http.Server[] = [];
+  private probeServer: ProbeServer | undefined;
   private metricsServer: MetricsServer | undefined;
   private readonly kubeConfig: KubeConfig | undefined;
   private readonly options: ManagerOptions;
@@ -280,9 +285,7 @@ export class Manager implements ControllerHost {
       process.once('SIGINT', this.signalHandler);
     }
     try {
-      await this.listen('healthProbe', this.options.healthProbeBindAddress ?? ':8081', (req, res) =>
-        this.probe(req, res),
-      );
+      await this.serveProbes(this.options.healthProbeBindAddress ?? ':8081');
       await this.serveMetrics(this.options.metricsBindAddress ?? ':8080');
       // Webhooks answer on every replica, before the caches sync: conversion needs no cache or lease.
       if (this.webhookServer.paths().length > 0) await this.webhookServer.start();
@@ -361,10 +364,7 @@ export class Manager implements ControllerHost {
     await this.webhookServer.stop();
     await this.cache.stop();
     this.ownClient?.close();
-    await Promise.all(
-      this.servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))),
-    );
-    this.servers.length = 0;
+    await this.probeServer?.stop();
     await this.metricsServer?.stop();
     this.state = 'stopped';
     this.logger.info('Stopped');
@@ -383,6 +383,7 @@ export class Manager implements ControllerHost {
         bindAddress: address,
         secureServing: secure,
         ...(this.options.metricsCertDir ? { certDir: this.options.metricsCertDir } : {}),
+        enableHttp2: this.options.metricsEnableHttp2 ?? false,
       },
       async () => ({ contentType: this.metrics.contentType, body: await this.renderMetrics() }),
       this.logger.child({ logger: 'metrics' }),
@@ -397,26 +398,14 @@ export class Manager implements ControllerHost {
     return `${own}\n${process}`;
   }
 
-  private probe(req: http.IncomingMessage, res: http.ServerResponse): void {
-    const path = req.url?.split('?')[0];
-    if (path === '/healthz') return text(res, 200, 'ok\n');
-    if (path === '/readyz') {
-      const ready = this.state === 'running' && this.cache.hasSynced();
-      return text(res, ready ? 200 : 503, ready ? 'ok\n' : 'caches not synced\n');
-    }
-    text(res, 404, 'not found\n');
-  }
-
-  private async listen(which: 'healthProbe', address: string, handler: http.RequestListener): Promise<void> {
+  private async serveProbes(address: string): Promise<void> {
     if (address === '0' || address === '') return;
     const { host, port } = parseBindAddress(address);
-    const server = http.createServer(handler);
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', (err) => reject(new Error(`cannot serve ${which} on ${address}: ${err.message}`)));
-      server.listen(port, host, () => resolve());
+    this.probeServer = new ProbeServer({
+      bindAddress: address,
+      ready: () => this.state === 'running' && this.cache.hasSynced(),
     });
-    this.servers.push(server);
-    this.addresses[which] = server.address() as AddressInfo;
+    this.addresses.healthProbe = await this.probeServer.start(host, port);
   }
 }
 
@@ -432,8 +421,4 @@ export function parseBindAddress(address: string): { host: string | undefined; p
     throw new Error(`invalid bind address "${address}": expected host:port or :port`);
   }
   return { host, port };
-}
-
-function text(res: http.ServerResponse, status: number, body: string): void {
-  res.writeHead(status, { 'Content-Type': 'text/plain' }).end(body);
 }

@@ -5,6 +5,7 @@
  * does. Prometheus then scrapes with its service account's token; anyone else gets 401 or 403.
  */
 import http from 'node:http';
+import http2 from 'node:http2';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { AuthenticationV1Api, AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
@@ -30,6 +31,11 @@ export interface MetricsServerOptions {
   reviewCacheTtlMs?: number;
   /** Time allowed for a TokenReview or SubjectAccessReview. Default: 10_000 ms. */
   reviewTimeoutMs?: number;
+  /**
+   * With secureServing, offer HTTP/2 (ALPN `h2`) besides HTTP/1.1. Default: false, as kubebuilder's
+   * `--enable-http2` (HTTP/2's stream floods and rapid resets, CVE-2023-44487, stay out).
+   */
+  enableHttp2?: boolean;
 }
 
 /** The rendered metrics and their content type. */
@@ -42,8 +48,10 @@ const MAX_TOKEN_LENGTH = 16 * 1024;
 type Verdict = 200 | 401 | 403;
 
 export class MetricsServer {
-  private server: http.Server | undefined;
+  private server: http.Server | http2.Http2SecureServer | undefined;
   private certs: CertWatcher | undefined;
+  /** With HTTP/2: its sessions, closed on stop. */
+  private readonly sessions = new Set<http2.ServerHttp2Session>();
   private readonly reviews = new Map<string, { verdict: Verdict; expires: number }>();
 
   constructor(
@@ -56,10 +64,19 @@ export class MetricsServer {
   /** Listens; resolves with the address once listening. */
   async start(host: string | undefined, port: number): Promise<AddressInfo> {
     const handler: http.RequestListener = (req, res) => void this.serve(req, res);
-    const server = this.options.secureServing
-      ? https.createServer({ ...this.certificate(), minVersion: 'TLSv1.2' }, handler)
-      : http.createServer(handler);
-    server.on('clientError', (_error, socket) => socket.destroy());
+    const tls = () => ({ ...this.certificate(), minVersion: 'TLSv1.2' as const });
+    const server = !this.options.secureServing
+      ? http.createServer(handler)
+      : this.options.enableHttp2
+        ? http2.createSecureServer({ ...tls(), allowHTTP1: true }, (req, res) =>
+            handler(req as unknown as http.IncomingMessage, res as unknown as http.ServerResponse),
+          )
+        : https.createServer({ ...tls(), ALPNProtocols: ['http/1.1'] }, handler);
+    server.on('clientError', (_error: Error, socket: { destroy(): void }) => socket.destroy());
+    server.on('session', (session: http2.ServerHttp2Session) => {
+      this.sessions.add(session);
+      session.on('close', () => this.sessions.delete(session));
+    });
     try {
       await new Promise<void>((resolve, reject) => {
         server.once('error', (err) =>
@@ -79,8 +96,10 @@ export class MetricsServer {
     this.certs?.stop();
     const server = this.server;
     if (!server) return;
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeAllConnections();
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    if ('closeAllConnections' in server) server.closeAllConnections();
+    else for (const session of this.sessions) session.destroy();
+    await closed;
   }
 
   private certificate(): { cert: Buffer | string; key: Buffer | string } {
@@ -96,7 +115,8 @@ export class MetricsServer {
       keyName: this.options.keyName ?? 'tls.key',
       pollIntervalMs: 10_000,
       logger: this.logger,
-      onChange: (pair) => (this.server as https.Server | undefined)?.setSecureContext(pair),
+      onChange: (pair) =>
+        (this.server as https.Server | http2.Http2SecureServer | undefined)?.setSecureContext(pair),
     });
     return this.certs.start();
   }

@@ -3,7 +3,8 @@
  * FakeClient as the API server.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualInformer, type Informer, type InformerOptions } from '../src/cache.js';
+import { type Informer, type InformerOptions } from '../src/cache.js';
+import { ManualInformer } from '../src/testing/informer.js';
 import { isNotFound } from '../src/errors.js';
 import { fieldMatcher, labelMatcher } from '../src/internal/selector.js';
 import { groupVersion, type ResourceKind } from '../src/kinds.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { controllerManagedBy, type ControllerHost } from '../src/builder.js';
-import { ManualInformer, type Informer } from '../src/cache.js';
+import { type Informer } from '../src/cache.js';
+import { ManualInformer } from '../src/testing/informer.js';
 import type { Controller } from '../src/controller.js';
 import { groupVersion, resourceKind, type ResourceKind } from '../src/kinds.js';
 import { createLogger } from '../src/logger.js';

@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  InformerCache,
-  ManualInformer,
-  supervisedInformer,
-  type ListWatchLike,
-  type ObjectHandler,
-} from '../src/cache.js';
+import { InformerCache, supervisedInformer, type ListWatchLike, type ObjectHandler } from '../src/cache.js';
+import { ManualInformer } from '../src/testing/informer.js';
 import { createLogger } from '../src/logger.js';
 import type { KubernetesObject } from '../src/types.js';
 import { ManualClock } from './fake-clock.js';

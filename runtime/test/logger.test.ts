@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { controllerManagedBy } from '../src/builder.js';
-import { ManualInformer } from '../src/cache.js';
+import { ManualInformer } from '../src/testing/informer.js';
 import { groupVersion } from '../src/kinds.js';
 import { createLogger, logFormat, type LogFormat } from '../src/logger.js';
 import { Manager } from '../src/manager.js';
@@ -79,12 +79,15 @@ describe('reconcile logs', () => {
       logger: createLogger({ level: 'debug', write: (line) => lines.push(JSON.parse(line)) }),
     });
     let attempts = 0;
+    const contextIDs: string[] = [];
     controllerManagedBy(mgr)
       .for(Guestbook)
       .complete({
-        async reconcile(request, { logger }) {
+        async reconcile(request, context) {
           attempts++;
-          logger.info('reconciling', { attempt: attempts });
+          context.logger.info('reconciling', { attempt: attempts });
+          // The id is made on first use (here, the line above), then stays.
+          contextIDs.push(context.reconcileID, context.reconcileID);
           if (attempts === 1) throw new Error('first attempt fails');
         },
       });
@@ -111,6 +114,7 @@ describe('reconcile logs', () => {
     expect(ids[0]).toBe(ids[1]); // one reconcile
     expect(ids[2]).toBe(ids[3]);
     expect(ids[0]).not.toBe(ids[2]); // the retry is another
+    expect(contextIDs).toEqual([ids[0], ids[0], ids[2], ids[2]]);
     expect(reconcileLines[1]!['error']).toMatchObject({ message: 'first attempt fails' });
   });
 });

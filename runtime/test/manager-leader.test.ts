@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { controllerManagedBy } from '../src/builder.js';
-import { ManualInformer } from '../src/cache.js';
+import { ManualInformer } from '../src/testing/informer.js';
 import { groupVersion } from '../src/kinds.js';
 import { inClusterNamespace, LeaseKind } from '../src/leaderelection.js';
 import { createLogger } from '../src/logger.js';

@@ -1,7 +1,7 @@
 import { Counter } from 'prom-client';
 import { describe, expect, it, vi } from 'vitest';
 import { controllerManagedBy } from '../src/builder.js';
-import { ManualInformer } from '../src/cache.js';
+import { ManualInformer } from '../src/testing/informer.js';
 import { groupVersion } from '../src/kinds.js';
 import { createLogger } from '../src/logger.js';
 import { Manager, parseBindAddress } from '../src/manager.js';

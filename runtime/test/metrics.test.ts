@@ -83,6 +83,36 @@ describe('Metrics', () => {
     expect(await metrics.value('workqueue_adds_total', { name: 'b' })).toBe(1);
   });
 
+  it("bound histograms render exactly as prom-client's own observe", async () => {
+    const buckets = [0.005, 0.01, 0.025, 0.05, 0.1, 1];
+    // Sums of binary fractions are exact in any order: the text must be byte-identical.
+    const values = [0, 0.0078125, 0.0078125, 0.03125, 0.5, 0.75, 2, 64, 0.0048828125];
+    const plain = new Metrics();
+    const bound = new Metrics();
+    const series = bound.boundHistogram('time_seconds', 'Time.', { controller: 'a' }, buckets);
+    // A series nothing was observed in does not show, as with observe.
+    bound.boundHistogram('time_seconds', 'Time.', { controller: 'idle' }, buckets);
+    expect(await bound.render()).not.toContain('time_seconds_count');
+    for (const [i, value] of values.entries()) {
+      plain.observe('time_seconds', 'Time.', { controller: 'a' }, value, buckets);
+      series.observe(value);
+      // Read half-way too: observations before and after a scrape add up.
+      if (i === 4) expect(await bound.render()).toBe(await plain.render());
+    }
+    // Direct observations of the same series add to the bound ones.
+    plain.observe('time_seconds', 'Time.', { controller: 'a' }, 0.25, buckets);
+    bound.observe('time_seconds', 'Time.', { controller: 'a' }, 0.25, buckets);
+    expect(await bound.render()).toBe(await plain.render());
+    expect(await bound.value('time_seconds', { controller: 'a' })).toBe(values.length + 1);
+    expect(await bound.value('time_seconds', { controller: 'a', le: '0.01' })).toBe(4);
+    // After a reset of the registry, the series starts again from what is observed next.
+    bound.registry.resetMetrics();
+    series.observe(0.02);
+    expect(await bound.value('time_seconds', { controller: 'a' })).toBe(1);
+    expect(await bound.value('time_seconds', { controller: 'a', le: '0.01' })).toBe(0);
+    expect(() => series.observe(Number.NaN)).toThrow('Value is not a valid number: NaN');
+  });
+
   it('collects the process metrics once per process', async () => {
     expect(processRegistry()).toBe(processRegistry());
     const text = await processRegistry().metrics();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ManualInformer, supervisedInformer, type ListWatchLike, type ObjectHandler } from '../src/cache.js';
+import { supervisedInformer, type ListWatchLike, type ObjectHandler } from '../src/cache.js';
+import { ManualInformer } from '../src/testing/informer.js';
 import { createLogger } from '../src/logger.js';
 import {
   and,

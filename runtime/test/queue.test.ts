@@ -74,6 +74,21 @@ describe('WorkQueue', () => {
     expect(taken).toEqual(keys);
   });
 
+  it('tryGet takes a waiting key at once, with the same rules as get', () => {
+    const queue = new WorkQueue();
+    expect(queue.tryGet()).toBeUndefined();
+    queue.add('a');
+    queue.add('b');
+    expect(queue.tryGet()).toBe('a');
+    queue.add('a'); // re-added while processing: held back until done
+    expect(queue.tryGet()).toBe('b');
+    expect(queue.tryGet()).toBeUndefined();
+    queue.done('a');
+    expect(queue.tryGet()).toBe('a');
+    queue.shutDown();
+    expect(queue.tryGet()).toBeUndefined();
+  });
+
   it('hands keys to workers that were waiting', async () => {
     const queue = new WorkQueue();
     const waiting = queue.get();

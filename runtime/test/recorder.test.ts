@@ -1,7 +1,7 @@
 /** Each controller made by the builder gets one event recorder, named after the controller. */
 import { describe, expect, it } from 'vitest';
 import { controllerManagedBy } from '../src/builder.js';
-import { ManualInformer } from '../src/cache.js';
+import { ManualInformer } from '../src/testing/informer.js';
 import { Controller } from '../src/controller.js';
 import { EventKind } from '../src/events.js';
 import { groupVersion } from '../src/kinds.js';

@@ -4,12 +4,16 @@
  * Widget kind, a de-duplicating work queue and 4 workers whose reconciler reads the object from the
  * informer's store (no copy). No metrics, no logging, no rate limiting, no leader election.
  * Same output as runtime-child.mjs, in a process of its own so that the memory figures are its own.
+ * With a third argument `copy`, each read is a deep copy (the runtime's) awaited as a promise, as a
+ * controller-runtime or kubesmith cache read is: what copy semantics cost, without the framework.
  */
 import { performance } from 'node:perf_hooks';
 import { CustomObjectsApi, KubeConfig, makeInformer } from '@kubernetes/client-node';
-import { writeMeasurement } from './measurement.mjs';
+import { deepCopy } from '../../runtime/dist/internal/deepcopy.js';
+import { watchCollections, writeMeasurement } from './measurement.mjs';
 
-const [kubeconfigPath, countText] = process.argv.slice(2);
+const [kubeconfigPath, countText, mode] = process.argv.slice(2);
+const copy = mode === 'copy';
 const count = Number(countText);
 const WORKERS = 4;
 
@@ -17,6 +21,7 @@ const kubeConfig = new KubeConfig();
 kubeConfig.loadFromFile(kubeconfigPath);
 globalThis.gc?.();
 const idle = process.memoryUsage();
+const collections = watchCollections();
 
 /** A queue of keys that holds each key once; `get` waits for the next key. */
 class DedupQueue {
@@ -65,15 +70,21 @@ const seen = new Set();
 let allSeen;
 const reconciledAll = new Promise((resolve) => (allSeen = resolve));
 let firstReconcile;
+/** process.cpuUsage() at the first reconcile: CPU time is steadier than wall time on a shared machine. */
+let firstCpu;
 let stopping = false;
 
 async function worker() {
   while (!stopping) {
     const key = await queue.get();
     if (key === undefined) return;
-    firstReconcile ??= performance.now();
+    if (firstReconcile === undefined) {
+      firstReconcile = performance.now();
+      firstCpu = process.cpuUsage();
+    }
     const slash = key.indexOf('/');
-    const object = informer.get(key.slice(slash + 1), key.slice(0, slash));
+    const cached = informer.get(key.slice(slash + 1), key.slice(0, slash));
+    const object = copy ? await Promise.resolve(deepCopy(cached)) : cached;
     if (object) seen.add(key);
     queue.done(key);
     if (seen.size === count) allSeen();
@@ -86,6 +97,8 @@ const synced = performance.now();
 const workers = Array.from({ length: WORKERS }, () => worker());
 await reconciledAll;
 const reconciled = performance.now();
+const drainCpu = process.cpuUsage(firstCpu);
+const drainGcMs = await collections.between(firstReconcile, reconciled);
 globalThis.gc?.();
 const loaded = process.memoryUsage();
 // Reads from the informer's store, as the reconciler does.
@@ -97,5 +110,16 @@ stopping = true;
 for (const waiter of queue.waiters.splice(0)) waiter(undefined);
 await Promise.all(workers);
 await informer.stop();
-writeMeasurement({ count, started, synced, firstReconcile, reconciled, idle, loaded, cacheGetNs });
+writeMeasurement({
+  count,
+  started,
+  synced,
+  firstReconcile,
+  reconciled,
+  idle,
+  loaded,
+  cacheGetNs,
+  drainGcMs,
+  drainCpuUs: drainCpu.user + drainCpu.system,
+});
 process.exit(0);

@@ -1,6 +1,29 @@
+import { PerformanceObserver } from 'node:perf_hooks';
+import { setImmediate } from 'node:timers/promises';
+
+/** Every garbage collection of this process from now on (start it before the measured work). */
+export function watchCollections() {
+  const entries = [];
+  const observer = new PerformanceObserver((list) => entries.push(...list.getEntries()));
+  observer.observe({ entryTypes: ['gc'] });
+  return {
+    /** Milliseconds of GC pauses that started between two performance.now() readings. */
+    async between(from, to) {
+      await setImmediate();
+      entries.push(...observer.takeRecords()); // those not reported yet
+      observer.disconnect();
+      return entries
+        .filter((entry) => entry.startTime >= from && entry.startTime < to)
+        .reduce((sum, entry) => sum + entry.duration, 0);
+    },
+  };
+}
+
 /**
  * The one line a bench child prints (runtime-child.mjs, floor-child.mjs): what runtime.mjs compares.
- * Times are performance.now() readings; `idle` and `loaded` are process.memoryUsage() after a GC.
+ * Times are performance.now() readings; `idle` and `loaded` are process.memoryUsage() after a GC;
+ * `drainGcMs` the GC pauses between the first reconcile and the last, `drainCpuUs` the CPU time
+ * (user and system, all threads) the process used meanwhile.
  */
 export function writeMeasurement({
   count,
@@ -11,6 +34,8 @@ export function writeMeasurement({
   idle,
   loaded,
   cacheGetNs,
+  drainGcMs,
+  drainCpuUs,
 }) {
   process.stdout.write(
     `${JSON.stringify({
@@ -23,6 +48,8 @@ export function writeMeasurement({
       heapIdleMiB: idle.heapUsed / 2 ** 20,
       heapLoadedMiB: loaded.heapUsed / 2 ** 20,
       cacheGetNs,
+      drainGcMs,
+      drainCpuUs,
     })}\n`,
   );
 }

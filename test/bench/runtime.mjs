@@ -1,7 +1,8 @@
 /**
  * `npm run bench:runtime`: the runtime against a real kube-apiserver (envtest), side by side with the
  * framework-less floor (floor-child.mjs: a plain client-node informer and a de-duplicating queue), in the
- * same run. For 1,000 and 10,000 custom resources of ~1.3 KB as the API server returns them: the time for
+ * same run, and beside the floor whose reads are deep copies (floor+copy: what a cache read's copy costs
+ * without a framework). For 1,000 and 10,000 custom resources of ~1.3 KB as the API server returns them: the time for
  * the cache to sync, the time until a reconciler that reads each object has seen every one, the drain rate,
  * memory per cached object, and the time of a cached read; then the runtime's targets against the floor, and
  * the work queue's own cost per item. Each contender runs `--rounds` times (default 3), interleaved, each
@@ -23,20 +24,19 @@ const { values } = parseArgs({
 const sizes = values.sizes.split(',').map(Number);
 const rounds = Number(values.rounds);
 const children = {
-  runtime: fileURLToPath(new URL('./runtime-child.mjs', import.meta.url)),
-  floor: fileURLToPath(new URL('./floor-child.mjs', import.meta.url)),
+  runtime: [fileURLToPath(new URL('./runtime-child.mjs', import.meta.url))],
+  floor: [fileURLToPath(new URL('./floor-child.mjs', import.meta.url))],
+  'floor+copy': [fileURLToPath(new URL('./floor-child.mjs', import.meta.url)), 'copy'],
 };
+const contenders = Object.keys(children);
 
 /** One measurement by a child process of its own (its memory figures are its own). */
 function measure(contender, kubeconfigPath, size) {
-  const result = spawnSync(
-    process.execPath,
-    ['--expose-gc', children[contender], kubeconfigPath, String(size)],
-    {
-      encoding: 'utf8',
-      timeout: 300_000,
-    },
-  );
+  const [child, ...mode] = children[contender];
+  const result = spawnSync(process.execPath, ['--expose-gc', child, kubeconfigPath, String(size), ...mode], {
+    encoding: 'utf8',
+    timeout: 300_000,
+  });
   if (result.status !== 0) throw new Error(`${contender} child failed:\n${result.stderr}`);
   return JSON.parse(result.stdout);
 }
@@ -107,13 +107,12 @@ try {
     const createMs = performance.now() - startedCreate;
     created = size;
     // Each contender a few times, interleaved, each in a fresh process; the median of each figure.
-    const runs = { runtime: [], floor: [] };
+    const runs = Object.fromEntries(contenders.map((contender) => [contender, []]));
     for (let round = 0; round < rounds; round++) {
-      for (const contender of round % 2 === 0 ? ['runtime', 'floor'] : ['floor', 'runtime']) {
-        runs[contender].push(measure(contender, kubeconfigPath, size));
-      }
+      const order = round % 2 === 0 ? contenders : [...contenders].reverse();
+      for (const contender of order) runs[contender].push(measure(contender, kubeconfigPath, size));
     }
-    for (const contender of ['runtime', 'floor']) {
+    for (const contender of contenders) {
       rows.push({ contender, ...medians(runs[contender]), createPerSec: todo.length / (createMs / 1000) });
     }
     process.stderr.write(`measured ${size} objects\n`);
@@ -132,6 +131,7 @@ function targets() {
   const size = Math.max(...sizes);
   const runtime = rows.find((r) => r.contender === 'runtime' && r.count === size);
   const floor = rows.find((r) => r.contender === 'floor' && r.count === size);
+  const copying = rows.find((r) => r.contender === 'floor+copy' && r.count === size);
   const check = (ok, what, got) => `- ${ok ? 'met' : 'NOT met'}: ${what} (${got})`;
   return [
     `Targets at ${size} objects, the runtime against the floor of this run:`,
@@ -155,6 +155,8 @@ function targets() {
       'heap per cached object within 0.3 KiB of the floor',
       `${(perObjectKiB(runtime) - perObjectKiB(floor)).toFixed(2)} KiB more`,
     ),
+    `The floor reading deep copies drains ${Math.round(drainPerSec(copying))}/s: the runtime drains ` +
+      `${((100 * drainPerSec(runtime)) / drainPerSec(copying)).toFixed(0)}% of that.`,
   ];
 }
 
@@ -163,13 +165,15 @@ const lines = [
   'runtime: a Manager as generated projects run it (metrics and probes served, logger at info, rate-limited',
   'queue), its reconciler reading each object through mgr.client.get, 4 workers. floor: a plain client-node',
   'informer, a de-duplicating queue, 4 workers reading from the informer store (test/bench/floor-child.mjs).',
+  "floor+copy: the floor, each read a deep copy awaited as a promise (a cache read's semantics, no framework).",
   '',
-  '| objects | contender | cache synced | all reconciled once | reconcile throughput | RSS idle -> loaded | heap per object | RSS per object | cached get |',
-  '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  '| objects | contender | cache synced | all reconciled once | reconcile throughput | CPU per reconcile | GC in the drain | RSS idle -> loaded | heap per object | RSS per object | cached get |',
+  '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ...rows.map(
     (r) =>
       `| ${r.count} | ${r.contender} | ${(r.syncMs / 1000).toFixed(2)} s | ${(r.reconcileAllMs / 1000).toFixed(2)} s | ` +
-      `${Math.round(drainPerSec(r))}/s | ${Math.round(r.rssIdleMiB)} -> ${Math.round(r.rssLoadedMiB)} MiB | ` +
+      `${Math.round(drainPerSec(r))}/s | ${(r.drainCpuUs / r.count).toFixed(1)} us | ${Math.round(r.drainGcMs)} ms | ` +
+      `${Math.round(r.rssIdleMiB)} -> ${Math.round(r.rssLoadedMiB)} MiB | ` +
       `${perObjectKiB(r).toFixed(1)} KiB | ` +
       `${(((r.rssLoadedMiB - r.rssIdleMiB) * 1024) / r.count).toFixed(1)} KiB | ` +
       `${(r.cacheGetNs / 1000).toFixed(1)} us |`,

@@ -3,6 +3,7 @@
  * kubelet waits longer than the manager's graceful shutdown, the ports are the ones main.ts serves, and
  * every scaffolded RBAC rule is one the runtime uses.
  */
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS } from '../../runtime/src/manager.js';
@@ -62,5 +63,17 @@ describe('the generated manager', () => {
       { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
     ]);
     expect(await read(dir, 'src/main.ts')).toContain('metricsSecureServing: settings.metricsSecure');
+  });
+
+  it('offers HTTP/2 on its metrics and webhook servers only with --enable-http2', async () => {
+    // The generated settings module itself, as the manager runs it.
+    const { parseSettings } = (await import(path.join(dir, 'src/settings.ts'))) as {
+      parseSettings(argv: string[], env: Record<string, string>): { enableHttp2: boolean };
+    };
+    expect(parseSettings([], {}).enableHttp2).toBe(false);
+    expect(parseSettings(['--enable-http2'], {}).enableHttp2).toBe(true);
+    const main = await read(dir, 'src/main.ts');
+    expect(main).toContain('metricsEnableHttp2: settings.enableHttp2');
+    expect(main).toContain('webhookServer: { enableHttp2: settings.enableHttp2 }');
   });
 });

@@ -15,7 +15,7 @@ import type {
   RequestOptions,
 } from '../client.js';
 import { LeadershipLostError } from '../errors.js';
-import type { ResourceKind } from '../kinds.js';
+import { kindKey, type ResourceKind } from '../kinds.js';
 
 export class DelegatingClient implements Client {
   private readonly uncached: Set<string>;
@@ -26,7 +26,7 @@ export class DelegatingClient implements Client {
     uncached: readonly ResourceKind<unknown>[] = [],
     private readonly fence?: AbortSignal,
   ) {
-    this.uncached = new Set(uncached.map((kind) => `${kind.apiVersion}/${kind.kind}`));
+    this.uncached = new Set(uncached.map(kindKey));
   }
 
   /**
@@ -49,7 +49,7 @@ export class DelegatingClient implements Client {
   }
 
   private readerFor(kind: ResourceKind<unknown>): Reader {
-    return this.uncached.has(`${kind.apiVersion}/${kind.kind}`) ? this.api : this.cache;
+    return this.uncached.size > 0 && this.uncached.has(kindKey(kind)) ? this.api : this.cache;
   }
 
   get<T>(kind: ResourceKind<T>, name: string, namespace?: string, options?: RequestOptions): Promise<T> {

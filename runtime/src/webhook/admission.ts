@@ -11,6 +11,7 @@
  * Anything else a handler throws is a bug, not a decision: the answer is allowed=false with code 500 and
  * the error's message, and the server logs it.
  */
+import { deepCopy } from '../internal/deepcopy.js';
 import type { ResourceKind } from '../kinds.js';
 import { createPatch, type JsonValue } from './internal/jsonpatch.js';
 import { messages } from './messages.js';
@@ -372,7 +373,7 @@ class DefaultingWebhook<T> extends AdmissionWebhook<T> {
     // As controller-runtime: nothing to default on DELETE (there is no object) or CONNECT.
     if (request.operation === 'DELETE' || request.operation === 'CONNECT') return allowed(request.uid);
     const original = objectOf(request, 'object') as JsonValue;
-    const obj = structuredClone(original);
+    const obj = deepCopy(original);
     await this.defaulter.default(obj as T, context);
     // The JSON round trip drops what would not be sent: undefined values, functions.
     const defaulted = JSON.parse(JSON.stringify(obj)) as JsonValue;

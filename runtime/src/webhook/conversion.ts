@@ -16,6 +16,7 @@
  * on what they return, and the source's `metadata` when they return none; the apiserver refuses converted
  * objects whose metadata changed other than in labels and annotations.
  */
+import { deepCopy } from '../internal/deepcopy.js';
 import type { ResourceKind } from '../kinds.js';
 import type { ReviewStatus } from './admission.js';
 import { messages } from './messages.js';
@@ -204,10 +205,10 @@ export class ConversionWebhook implements Webhook {
         throw new ConversionFailure(messages.conversionFailed(`${kind} ${apiVersion}`, what, reason), error);
       }
     };
-    let hubObject = structuredClone(object) as ObjectHead;
+    let hubObject = deepCopy(object) as ObjectHead;
     if (from) {
       hubObject = (await step(`${kind} ${hub.apiVersion}`, () =>
-        from.convertTo(structuredClone(object), context),
+        from.convertTo(deepCopy(object), context),
       )) as ObjectHead;
       hubObject = {
         ...hubObject,

@@ -13,7 +13,8 @@
  */
 import https from 'node:https';
 import type http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import http2 from 'node:http2';
+import type { AddressInfo, Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { ResourceKind } from '../kinds.js';
@@ -105,6 +106,13 @@ export interface WebhookServerOptions {
   /** The lowest TLS version accepted. Default: `TLSv1.2`. */
   tlsMinVersion?: 'TLSv1.2' | 'TLSv1.3';
   /**
+   * Offer HTTP/2 (ALPN `h2`) besides HTTP/1.1. Default: false, as kubebuilder's `--enable-http2`: the
+   * apiserver calls webhooks over HTTP/1.1 anyway, and HTTP/2 brings its stream floods and rapid resets
+   * (CVE-2023-44487). When on, each HTTP/2 connection carries at most `maxConcurrentRequests` streams, a
+   * stream idle for `readTimeoutMs` is cancelled, and a connection idle for `keepAliveTimeoutMs` closed.
+   */
+  enableHttp2?: boolean;
+  /**
    * The TLS 1.2 cipher suites, OpenSSL names joined by `:` (TLS 1.3's are all forward-secret). Default:
    * ECDHE suites with AES-GCM or ChaCha20-Poly1305 only: forward secrecy, as Go's defaults.
    */
@@ -161,6 +169,7 @@ function withDefaults(options: WebhookServerOptions): Required_ {
     maxInFlightBytes: options.maxInFlightBytes ?? 24 * 1024 * 1024,
     tlsMinVersion: options.tlsMinVersion ?? 'TLSv1.2',
     tlsCiphers: options.tlsCiphers ?? FORWARD_SECRET_CIPHERS,
+    enableHttp2: options.enableHttp2 ?? false,
   };
 }
 
@@ -184,7 +193,10 @@ export class WebhookServer {
   readonly metrics: Metrics;
   private readonly options: Required_;
   private readonly webhooks = new Map<string, Webhook>();
-  private server: https.Server | undefined;
+  private server: https.Server | http2.Http2SecureServer | undefined;
+  /** With HTTP/2: its sessions, and its HTTP/1.1 connections with their requests in flight (for stop()). */
+  private readonly sessions = new Set<http2.ServerHttp2Session>();
+  private readonly http1 = new Map<Socket, number>();
   private certs: CertWatcher | undefined;
   private readonly inFlight = new Map<string, number>();
   private state: 'new' | 'running' | 'stopped' = 'new';
@@ -248,25 +260,7 @@ export class WebhookServer {
       onChange: (pair) => this.server?.setSecureContext(pair),
     });
     const pair = certs.start();
-    const server = https.createServer(
-      {
-        ...pair,
-        minVersion: o.tlsMinVersion,
-        ciphers: o.tlsCiphers,
-        // HTTP/1.1 only: the apiserver speaks it to webhooks, and HTTP/2's rapid-reset and stream floods
-        // (CVE-2023-44487) stay out, as kubebuilder's scaffold turns HTTP/2 off by default.
-        ALPNProtocols: ['http/1.1'],
-        headersTimeout: o.headersTimeoutMs,
-        requestTimeout: o.readTimeoutMs,
-        keepAliveTimeout: o.keepAliveTimeoutMs,
-        // Node enforces the two timeouts above when it checks its connections: every 30 s by default,
-        // which would let a stalled client keep its connection up to 30 s longer.
-        connectionsCheckingInterval: Math.min(1_000, o.headersTimeoutMs),
-      },
-      (req, res) => {
-        void this.serve(req, res);
-      },
-    );
+    const server = o.enableHttp2 ? this.http2Server(pair) : this.http1Server(pair);
     server.maxConnections = o.maxConnections;
     server.on('drop', () =>
       this.logger.warn('webhook connection refused: maxConnections reached', {
@@ -295,6 +289,85 @@ export class WebhookServer {
     this.logger.info('Serving webhook server', { host: o.host ?? '', port: this.address.port });
   }
 
+  /** HTTPS over HTTP/1.1 only: the default. */
+  private http1Server(pair: { cert: Buffer | string; key: Buffer | string }): https.Server {
+    const o = this.options;
+    return https.createServer(
+      {
+        ...pair,
+        minVersion: o.tlsMinVersion,
+        ciphers: o.tlsCiphers,
+        // HTTP/1.1 only: the apiserver speaks it to webhooks, and HTTP/2's rapid-reset and stream floods
+        // (CVE-2023-44487) stay out, as kubebuilder's scaffold turns HTTP/2 off by default.
+        ALPNProtocols: ['http/1.1'],
+        headersTimeout: o.headersTimeoutMs,
+        requestTimeout: o.readTimeoutMs,
+        keepAliveTimeout: o.keepAliveTimeoutMs,
+        // Node enforces the two timeouts above when it checks its connections: every 30 s by default,
+        // which would let a stalled client keep its connection up to 30 s longer.
+        connectionsCheckingInterval: Math.min(1_000, o.headersTimeoutMs),
+      },
+      (req, res) => {
+        void this.serve(req, res);
+      },
+    );
+  }
+
+  /** HTTPS offering HTTP/2 and HTTP/1.1 (enableHttp2), with the same limits where they apply. */
+  private http2Server(pair: { cert: Buffer | string; key: Buffer | string }): http2.Http2SecureServer {
+    const o = this.options;
+    const server = http2.createSecureServer(
+      {
+        ...pair,
+        minVersion: o.tlsMinVersion,
+        ciphers: o.tlsCiphers,
+        allowHTTP1: true,
+        settings: { maxConcurrentStreams: o.maxConcurrentRequests },
+      },
+      (req, res) => {
+        const request = req as unknown as http.IncomingMessage;
+        const response = res as unknown as http.ServerResponse;
+        if (req.httpVersionMajor === 2) {
+          // A stalled stream is cancelled: HTTP/1.1's header and request timeouts do not apply to it.
+          req.setTimeout(o.readTimeoutMs, () => req.stream.close(http2.constants.NGHTTP2_CANCEL));
+        } else {
+          this.trackHttp1(request, response);
+        }
+        void this.serve(request, response);
+      },
+    );
+    // The HTTP/1.1 connections of an HTTP/2 server take these from the server, not from its options.
+    Object.assign(server, {
+      headersTimeout: o.headersTimeoutMs,
+      requestTimeout: o.readTimeoutMs,
+      keepAliveTimeout: o.keepAliveTimeoutMs,
+      connectionsCheckingInterval: Math.min(1_000, o.headersTimeoutMs),
+    });
+    // An HTTP/2 connection without activity for keepAliveTimeoutMs is closed.
+    server.setTimeout(o.keepAliveTimeoutMs);
+    server.on('session', (session: http2.ServerHttp2Session) => {
+      this.sessions.add(session);
+      session.on('close', () => this.sessions.delete(session));
+    });
+    server.on('secureConnection', (socket: Socket & { alpnProtocol?: string | false }) => {
+      if (socket.alpnProtocol === 'h2') return;
+      this.http1.set(socket, 0);
+      socket.once('close', () => this.http1.delete(socket));
+    });
+    return server;
+  }
+
+  /** Counts an HTTP/1.1 request of the HTTP/2 server on its connection, so that stop() can close it. */
+  private trackHttp1(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const socket = req.socket;
+    this.http1.set(socket, (this.http1.get(socket) ?? 0) + 1);
+    res.once('close', () => {
+      const left = (this.http1.get(socket) ?? 1) - 1;
+      this.http1.set(socket, left);
+      if (left === 0 && this.state === 'stopped') socket.end();
+    });
+  }
+
   /** Stops listening, lets in-flight requests finish (each is bounded by requestTimeoutMs), then closes. */
   async stop(): Promise<void> {
     if (this.state !== 'running') {
@@ -303,10 +376,21 @@ export class WebhookServer {
     }
     this.state = 'stopped';
     this.certs?.stop();
-    const server = this.server as https.Server;
+    const server = this.server as https.Server | http2.Http2SecureServer;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeIdleConnections();
-    const force = setTimeout(() => server.closeAllConnections(), this.options.requestTimeoutMs + 1_000);
+    let force: NodeJS.Timeout;
+    if (server instanceof https.Server) {
+      server.closeIdleConnections();
+      force = setTimeout(() => server.closeAllConnections(), this.options.requestTimeoutMs + 1_000);
+    } else {
+      // HTTP/2 sessions end once their streams have (GOAWAY); idle HTTP/1.1 connections end now.
+      for (const session of this.sessions) session.close();
+      for (const [socket, requests] of this.http1) if (requests === 0) socket.end();
+      force = setTimeout(() => {
+        for (const session of this.sessions) session.destroy();
+        for (const socket of this.http1.keys()) socket.destroy();
+      }, this.options.requestTimeoutMs + 1_000);
+    }
     await closed;
     clearTimeout(force);
     this.logger.info('Stopped webhook server');
@@ -372,7 +456,9 @@ export class WebhookServer {
     } catch (error) {
       if (!(error instanceof Refusal)) throw error;
       logger.error('webhook request failed', { code: error.status, reason: error.message });
-      const headers: Record<string, string> = error.status === 413 ? { Connection: 'close' } : {};
+      // HTTP/2 has no Connection header (its streams close on their own).
+      const close = error.status === 413 && req.httpVersionMajor === 1;
+      const headers: Record<string, string> = close ? { Connection: 'close' } : {};
       return this.write(
         res,
         error.status,
@@ -383,7 +469,7 @@ export class WebhookServer {
 
     const controller = new AbortController();
     res.on('close', () => {
-      if (!res.writableFinished) controller.abort(new Error('the caller closed the connection'));
+      if (!res.writableEnded) controller.abort(new Error('the caller closed the connection'));
     });
     const timeoutMs = this.options.requestTimeoutMs;
     let timer: NodeJS.Timeout | undefined;

@@ -4,6 +4,7 @@
  * 313 s, no limit on connections, and 16 concurrent 6.8 MB reviews took the server down (out of memory).
  */
 import fs from 'node:fs';
+import http2 from 'node:http2';
 import { performance } from 'node:perf_hooks';
 import tls from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -186,4 +187,71 @@ describe('TLS', () => {
     );
     expect(h2only).not.toBe('h2');
   });
+});
+
+describe('HTTP/2', () => {
+  /** The answer to one review over HTTP/2, on a session of its own. */
+  function postHttp2(port: number, ca: string, body: unknown): Promise<{ status: number; body: string }> {
+    return new Promise((resolve, reject) => {
+      const session = http2.connect(`https://localhost:${port}`, { ca, host: '127.0.0.1' });
+      session.on('error', reject);
+      cleanup.push(() => void session.destroy());
+      const stream = session.request({
+        ':method': 'POST',
+        ':path': VALIDATE,
+        'content-type': 'application/json',
+      });
+      let status = 0;
+      const chunks: Buffer[] = [];
+      stream.on('response', (headers) => (status = Number(headers[':status'])));
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('end', () => {
+        session.close();
+        resolve({ status, body: Buffer.concat(chunks).toString('utf8') });
+      });
+      stream.on('error', reject);
+      stream.end(JSON.stringify(body));
+    });
+  }
+
+  it('is offered (ALPN h2) only with enableHttp2, which still serves HTTP/1.1 under the same TLS rules', async () => {
+    const off = await serve({});
+    const offered = await connect(off.port, off.certs.ca, { ALPNProtocols: ['h2', 'http/1.1'] });
+    expect(offered.alpnProtocol).toBe('http/1.1');
+    await expect(postHttp2(off.port, off.certs.ca, admissionReview({ object }))).rejects.toThrow();
+
+    const on = await serve({ enableHttp2: true });
+    const h2 = await connect(on.port, on.certs.ca, { ALPNProtocols: ['h2', 'http/1.1'] });
+    expect(h2.alpnProtocol).toBe('h2');
+    const answer = await postHttp2(on.port, on.certs.ca, admissionReview({ object }));
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body)).toMatchObject({ response: { allowed: true } });
+    // HTTP/1.1 clients are served as before, and a too large review is refused on both.
+    const http1 = await connect(on.port, on.certs.ca, { ALPNProtocols: ['http/1.1'] });
+    expect(http1.alpnProtocol).toBe('http/1.1');
+    expect((await on.call(admissionReview({ object }))).status).toBe(200);
+    const large = admissionReview({ object: { ...object, spec: { note: 'x'.repeat(8 * 1024 * 1024) } } });
+    expect((await on.call(large)).status).toBe(413);
+    expect((await postHttp2(on.port, on.certs.ca, large)).status).toBe(413);
+    const old = await connect(on.port, on.certs.ca, { minVersion: 'TLSv1', maxVersion: 'TLSv1.1' }).then(
+      () => 'connected',
+      () => 'refused',
+    );
+    expect(old).toBe('refused');
+  }, 30_000);
+
+  it('stops with HTTP/2 and HTTP/1.1 connections open, without waiting for them to go idle', async () => {
+    const on = await serve({ enableHttp2: true, keepAliveTimeoutMs: 60_000 });
+    const session = http2.connect(`https://localhost:${on.port}`, { ca: on.certs.ca, host: '127.0.0.1' });
+    session.on('error', () => {});
+    cleanup.push(() => void session.destroy());
+    await new Promise((resolve) => session.once('connect', resolve));
+    const kept = await connect(on.port, on.certs.ca, { ALPNProtocols: ['http/1.1'] });
+    const keptClosed = closedAfter(kept);
+    expect((await on.call(admissionReview({ object }))).status).toBe(200);
+    const started = performance.now();
+    await cleanup.splice(1, 1)[0]!(); // the server's stop()
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(await keptClosed).toBeLessThan(5_000);
+  }, 30_000);
 });

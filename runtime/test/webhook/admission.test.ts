@@ -8,7 +8,7 @@ import {
   validating,
   type AdmissionReview,
 } from '../../src/webhook/admission.js';
-import { applyPatch, type JsonValue } from '../../src/webhook/internal/jsonpatch.js';
+import { applyJsonPatch } from '../../src/testing/jsonpatch.js';
 import { mutatePath, validatePath } from '../../src/webhook/paths.js';
 import type { Webhook } from '../../src/webhook/server.js';
 import { admissionReview, memoryLogger } from './helpers.js';
@@ -63,7 +63,7 @@ describe('defaulting', () => {
       { op: 'add', path: '/spec/tags/1', value: 'defaulted' },
       { op: 'add', path: '/spec/replicas', value: 1 },
     ]);
-    expect(applyPatch(object as unknown as JsonValue, patch)).toEqual({
+    expect(applyJsonPatch(object, patch)).toEqual({
       ...object,
       metadata: { name: 'g', annotations: { 'webapp.example.com/defaulted': 'true' } },
       spec: { replicas: 1, tags: ['a', 'defaulted'] },

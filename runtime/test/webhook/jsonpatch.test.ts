@@ -1,15 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import {
-  applyPatch,
-  createPatch,
-  escapePointerToken,
-  type JsonValue,
-} from '../../src/webhook/internal/jsonpatch.js';
+import { applyJsonPatch, JsonPatchError } from '../../src/testing/jsonpatch.js';
+import { createPatch, escapePointerToken, type JsonValue } from '../../src/webhook/internal/jsonpatch.js';
 
 /** The patch, checked to turn `before` into `after`. */
 function patchOf(before: JsonValue, after: JsonValue) {
   const patch = createPatch(before, after);
-  expect(applyPatch(before, patch)).toEqual(after);
+  expect(applyJsonPatch(before, patch)).toEqual(after);
   return patch;
 }
 
@@ -105,5 +101,50 @@ describe('createPatch', () => {
       { op: 'replace', path: '/', value: 2 },
       { op: 'add', path: '/-', value: 3 },
     ]);
+  });
+});
+
+describe('applyJsonPatch', () => {
+  it('applies add, remove, replace, move, copy and test in order, leaving the document as it was', () => {
+    const document = { metadata: { labels: { a: '1' } }, spec: { ports: [80, 443], old: true } };
+    const before = structuredClone(document);
+    expect(
+      applyJsonPatch(document, [
+        { op: 'add', path: '/metadata/labels/b', value: '2' },
+        { op: 'add', path: '/spec/ports/1', value: 8080 },
+        { op: 'add', path: '/spec/ports/-', value: 9090 },
+        { op: 'remove', path: '/spec/old' },
+        { op: 'replace', path: '/spec/ports/0', value: 81 },
+        { op: 'move', from: '/metadata/labels/a', path: '/metadata/labels/c' },
+        { op: 'copy', from: '/spec/ports', path: '/spec/copied' },
+        { op: 'test', path: '/spec/copied', value: [81, 8080, 443, 9090] },
+      ]),
+    ).toEqual({
+      metadata: { labels: { b: '2', c: '1' } },
+      spec: { ports: [81, 8080, 443, 9090], copied: [81, 8080, 443, 9090] },
+    });
+    expect(document).toEqual(before);
+  });
+
+  it('refuses what it cannot apply, naming the path', () => {
+    const document = { spec: { ports: [80] } };
+    const refused = (patch: Parameters<typeof applyJsonPatch>[1]) => () => applyJsonPatch(document, patch);
+    expect(refused([{ op: 'remove', path: '/spec/missing' }])).toThrow(
+      new JsonPatchError('JSON patch: path "/spec/missing" does not exist'),
+    );
+    expect(refused([{ op: 'replace', path: '/spec/ports/1', value: 1 }])).toThrow(
+      'JSON patch: index "1" out of range in "/spec/ports/1"',
+    );
+    expect(refused([{ op: 'add', path: '/spec/ports/01', value: 1 }])).toThrow('out of range');
+    expect(refused([{ op: 'add', path: '/nope/x', value: 1 }])).toThrow('path "/nope/x" does not exist');
+    expect(refused([{ op: 'test', path: '/spec/ports', value: [81] }])).toThrow(
+      'JSON patch: test of "/spec/ports" failed',
+    );
+    expect(refused([{ op: 'move', from: '/spec', path: '/spec/inner' }])).toThrow('into itself');
+    expect(refused([{ op: 'add', path: 'spec', value: 1 }])).toThrow('invalid path "spec"');
+  });
+
+  it('replaces the whole document at the empty path', () => {
+    expect(applyJsonPatch({ a: 1 }, [{ op: 'replace', path: '', value: [1] }])).toEqual([1]);
   });
 });

@@ -8,7 +8,8 @@
  * index is still valid when its operation applies. Inserting at the front of an array therefore yields
  * one operation per element after it rather than a single `add`; the patch is longer but always correct,
  * which matters more than its length: the apiserver applies it as it is. Values of different JSON types
- * (a string becoming an object, an array becoming null) are `replace`d whole.
+ * (a string becoming an object, an array becoming null) are `replace`d whole. (Applying patches is the API
+ * server's job: tests and FakeClient use applyJsonPatch of @kubesmith/runtime/testing.)
  */
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
@@ -73,48 +74,4 @@ export function deepEqual(a: JsonValue, b: JsonValue): boolean {
     );
   }
   return false;
-}
-
-/** Applies a patch (tests, and a check that a computed patch is right). */
-export function applyPatch(document: JsonValue, patch: JsonPatchOperation[]): JsonValue {
-  let root = structuredClone(document);
-  for (const operation of patch) {
-    if (operation.path === '') {
-      if (operation.op === 'remove') throw new Error('cannot remove the whole document');
-      root = structuredClone(operation.value);
-      continue;
-    }
-    const tokens = operation.path
-      .slice(1)
-      .split('/')
-      .map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
-    const last = tokens.pop() as string;
-    let parent: JsonValue = root;
-    for (const token of tokens) {
-      const next: JsonValue | undefined = Array.isArray(parent)
-        ? parent[Number(token)]
-        : isObject(parent)
-          ? parent[token]
-          : undefined;
-      if (next === undefined) throw new Error(`path ${operation.path} does not exist`);
-      parent = next;
-    }
-    if (Array.isArray(parent)) {
-      const index = last === '-' ? parent.length : Number(last);
-      if (!Number.isInteger(index) || index < 0 || index > parent.length) {
-        throw new Error(`index ${last} out of range at ${operation.path}`);
-      }
-      if (operation.op === 'add') parent.splice(index, 0, structuredClone(operation.value));
-      else if (index >= parent.length) throw new Error(`index ${last} out of range at ${operation.path}`);
-      else if (operation.op === 'remove') parent.splice(index, 1);
-      else parent[index] = structuredClone(operation.value);
-    } else if (isObject(parent)) {
-      if (operation.op !== 'add' && !Object.hasOwn(parent, last)) {
-        throw new Error(`path ${operation.path} does not exist`);
-      }
-      if (operation.op === 'remove') delete parent[last];
-      else parent[last] = structuredClone(operation.value);
-    } else throw new Error(`path ${operation.path} does not exist`);
-  }
-  return root;
 }
