@@ -31,6 +31,8 @@ const mgr = Manager.create({
   metricsBindAddress: settings.metricsBindAddress,
   metricsSecureServing: settings.metricsSecure,
   ...(settings.metricsCertPath ? { metricsCertDir: settings.metricsCertPath } : {}),
+  metricsEnableHttp2: settings.enableHttp2,
+  webhookServer: { enableHttp2: settings.enableHttp2 },
   healthProbeBindAddress: settings.healthProbeBindAddress,
   leaderElection: settings.leaderElect,
   leaderElectionId: 'project.example.com',

@@ -29,6 +29,12 @@ export interface Settings {
   metricsSecure: boolean;
   /** Directory of the metrics serving certificate (tls.crt, tls.key); unset: a self-signed one. */
   metricsCertPath: string | undefined;
+  /**
+   * Whether the metrics and webhook servers offer HTTP/2 (`--enable-http2`). Off by default, as
+   * kubebuilder scaffolds it: the servers speak HTTP/1.1 only, out of reach of HTTP/2's stream floods and
+   * rapid resets (CVE-2023-44487).
+   */
+  enableHttp2: boolean;
   /** Where /healthz and /readyz are served; `0` turns them off. */
   healthProbeBindAddress: string;
   /** Whether only one replica at a time reconciles, the one holding the leader election lease. */
@@ -44,6 +50,7 @@ export function parseSettings(argv: string[], env: NodeJS.ProcessEnv): Settings 
       'metrics-bind-address': { type: 'string', default: ':8443' },
       'metrics-secure': { type: 'string', default: 'true' },
       'metrics-cert-path': { type: 'string' },
+      'enable-http2': { type: 'boolean', default: false },
       'health-probe-bind-address': { type: 'string', default: ':8081' },
       'leader-elect': { type: 'boolean', default: false },
     },
@@ -57,6 +64,7 @@ export function parseSettings(argv: string[], env: NodeJS.ProcessEnv): Settings 
     metricsBindAddress: values['metrics-bind-address'],
     metricsSecure: secure === 'true',
     metricsCertPath: values['metrics-cert-path'] || undefined,
+    enableHttp2: values['enable-http2'],
     healthProbeBindAddress: values['health-probe-bind-address'],
     leaderElect: values['leader-elect'],
     watchNamespace: env['WATCH_NAMESPACE'] || undefined,

@@ -23,6 +23,7 @@ describe('parseSettings', () => {
       metricsBindAddress: ':8443',
       metricsSecure: true,
       metricsCertPath: undefined,
+      enableHttp2: false,
       healthProbeBindAddress: ':8081',
       leaderElect: false,
       watchNamespace: undefined,
@@ -40,6 +41,10 @@ describe('parseSettings', () => {
     expect(() => parseSettings(['--metrics-secure=no'], {})).toThrow(
       '--metrics-secure must be true or false, not "no"',
     );
+  });
+
+  it('turns HTTP/2 on for the metrics and webhook servers with --enable-http2', () => {
+    expect(parseSettings(['--enable-http2'], {}).enableHttp2).toBe(true);
   });
 
   it('watches one namespace when WATCH_NAMESPACE is set', () => {
