@@ -129,14 +129,7 @@ const embeddedResource: SchemaEffect<true> = {
   apply: (s) => void (s['x-kubernetes-embedded-resource'] = true),
 };
 
-const xValidation: SchemaEffect<{
-  rule: string;
-  message?: string;
-  messageExpression?: string;
-  reason?: string;
-  fieldPath?: string;
-  optionalOldSelf?: boolean;
-}> = {
+const xValidation: SchemaEffect<ValidationRule> = {
   apply(schema, args, fail) {
     if (args.reason !== undefined && !REASONS.includes(args.reason)) {
       return fail(`invalid reason ${args.reason}`, `use one of ${REASONS.join(', ')}`);
