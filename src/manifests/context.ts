@@ -1,14 +1,16 @@
 /**
- * The one context every generator pass shares: the project root, one ts-morph Project over `src/`, one
+ * The one context every generator pass shares: the project root, one ts-morph Project over the API files
+ * (`src/api/**` and what they import), the other sources of `src/` parsed for their markers only, one
  * marker collection, one schema builder, and the diagnostics list they all append to.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { Project, ts } from './ts-morph.cjs';
 import { KubesmithError } from '../errors.js';
 import { yaml } from './lazy-yaml.js';
 import { defaultRegistry, type Diagnostic, type Marker, type MarkerRegistry } from '../markers/index.js';
 import { SchemaBuilder } from '../schema/index.js';
+import { checkSubset, importsOf, planSubset, resolverFor, type Imports } from './declarations.js';
 
 export interface ManifestContext {
   root: string;
@@ -19,8 +21,13 @@ export interface ManifestContext {
   registry: MarkerRegistry;
   builder: SchemaBuilder;
   diagnostics: Diagnostic[];
-  /** The scanned sources (`src/**\/*.ts` without tests and declarations), sorted by path. */
+  /**
+   * The scanned sources (`src/**\/*.ts` without tests and declarations), sorted by path: those of the
+   * program (`src/api/**` and the files they import), and the others, parsed alone for their markers.
+   */
   sources: ts.SourceFile[];
+  /** Whether the program loaded the smaller entries of the runtime and client-node (declarations.ts). */
+  declarations: 'subset' | 'full';
   displayPath(sf: ts.SourceFile): string;
   /** File-level markers of every scanned source, in path then source order. */
   packageMarkers(): Marker[];
@@ -75,23 +82,73 @@ const GENERATOR_OPTIONS: ts.CompilerOptions = {
   types: [],
 };
 
-export function createContext(root: string): ManifestContext {
-  const tsconfig = path.join(root, 'tsconfig.json');
-  const project = existsSync(tsconfig)
-    ? new Project({
-        tsConfigFilePath: tsconfig,
-        skipAddingFilesFromTsConfig: true,
-        compilerOptions: GENERATOR_OPTIONS,
-      })
-    : new Project({ compilerOptions: COMPILER_OPTIONS });
-  const srcDir = path.join(root, 'src');
-  if (existsSync(srcDir)) {
-    project.addSourceFilesAtPaths([
-      `${srcDir.split(path.sep).join('/')}/**/*.ts`,
-      `!${srcDir.split(path.sep).join('/')}/**/*.test.ts`,
-      `!${srcDir.split(path.sep).join('/')}/**/*.d.ts`,
-    ]);
+/** The `.ts` files under `dir` (as ts-morph's `**\/*.ts` glob finds them: no dot entries), without tests and declarations. */
+function sourceFiles(dir: string, out: string[] = []): string[] {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return out;
   }
+  for (const entry of entries) {
+    if (entry.name.startsWith('.')) continue;
+    const file = `${dir}/${entry.name}`;
+    const isDir =
+      entry.isDirectory() ||
+      (entry.isSymbolicLink() && statSync(file, { throwIfNoEntry: false })?.isDirectory());
+    if (isDir) sourceFiles(file, out);
+    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') && !entry.name.endsWith('.d.ts'))
+      out.push(file);
+  }
+  return out;
+}
+
+/**
+ * The program over the API files: with the smaller entries of the runtime and client-node when every
+ * import of them can be traced (declarations.ts), else, or when another file of the program imports
+ * them for more, with the full declarations.
+ */
+function apiProject(root: string, apiFiles: string[]): { project: Project; declarations: 'subset' | 'full' } {
+  const tsconfig = path.join(root, 'tsconfig.json');
+  const create = (): Project => {
+    const project = existsSync(tsconfig)
+      ? new Project({
+          tsConfigFilePath: tsconfig,
+          skipAddingFilesFromTsConfig: true,
+          compilerOptions: GENERATOR_OPTIONS,
+        })
+      : new Project({ compilerOptions: COMPILER_OPTIONS });
+    for (const file of apiFiles) project.addSourceFileAtPath(file);
+    return project;
+  };
+  const project = create();
+  const first = apiFiles[0];
+  if (first === undefined) return { project, declarations: 'full' };
+  const wanted: Imports = { names: new Map() };
+  for (const sf of project.getSourceFiles()) {
+    for (const [pkg, names] of importsOf(sf.compilerNode).names) {
+      if (!wanted.names.has(pkg)) wanted.names.set(pkg, new Set());
+      const set = wanted.names.get(pkg);
+      if (!names) wanted.names.set(pkg, undefined);
+      else for (const n of names) set?.add(n);
+    }
+  }
+  if (wanted.names.size === 0) return { project, declarations: 'full' };
+  const subset = planSubset(wanted, first, resolverFor(project.getCompilerOptions()));
+  if (!subset) return { project, declarations: 'full' };
+  for (const [file, text] of subset.entries) project.createSourceFile(file, text, { overwrite: true });
+  if (checkSubset(project.getProgram().compilerObject, subset)) return { project, declarations: 'subset' };
+  return { project: create(), declarations: 'full' };
+}
+
+export function createContext(root: string): ManifestContext {
+  const srcDir = path.join(root, 'src').split(path.sep).join('/');
+  const all = existsSync(srcDir) ? sourceFiles(srcDir).sort() : [];
+  const apiDir = `${srcDir}/api/`;
+  const { project, declarations } = apiProject(
+    root,
+    all.filter((f) => f.startsWith(apiDir)),
+  );
   const checker = project.getTypeChecker().compilerObject;
   const registry = defaultRegistry();
   const diagnostics: Diagnostic[] = [];
@@ -108,22 +165,25 @@ export function createContext(root: string): ManifestContext {
       const dir = path.dirname(sf.fileName);
       let optional = optionalDirs.get(dir);
       if (optional === undefined) {
-        optional = project
-          .getSourceFiles()
-          .filter((f) => path.dirname(f.getFilePath()) === dir)
+        optional = sources
+          .filter((f) => path.dirname(f.fileName) === dir)
           .some((f) =>
-            builder
-              .fileMarkers(f.compilerNode)
-              .package.some((m) => m.name === 'kubebuilder:validation:Optional'),
+            builder.fileMarkers(f).package.some((m) => m.name === 'kubebuilder:validation:Optional'),
           );
         optionalDirs.set(dir, optional);
       }
       return optional;
     },
   });
-  const sources = project
-    .getSourceFiles()
-    .map((f) => f.compilerNode)
+  // The program's files (those under src/api and what they import), and the others parsed alone: their
+  // markers (rbac, webhook...) are read from comments, without types.
+  const program = project.getProgram().compilerObject;
+  const sources = all
+    .map(
+      (file) =>
+        program.getSourceFile(file) ??
+        ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true),
+    )
     .sort((a, b) => (displayPath(a) < displayPath(b) ? -1 : displayPath(a) > displayPath(b) ? 1 : 0));
   let domain: { value: string | undefined } | undefined;
   return {
@@ -137,6 +197,7 @@ export function createContext(root: string): ManifestContext {
     builder,
     diagnostics,
     sources,
+    declarations,
     displayPath,
     packageMarkers: () => sources.flatMap((sf) => builder.fileMarkers(sf).package),
   };
