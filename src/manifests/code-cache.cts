@@ -1,12 +1,12 @@
 /**
- * A V8 code cache for ts-morph's three bundles (TypeScript's 9 MB compiler among them), for Node versions
+ * A V8 code cache for ts-morph's bundles (TypeScript's 9 MB compiler among them), for Node versions
  * without `module.enableCompileCache` (before 22.1). Compiling them is a fifth of a cold
  * `kubesmith manifests` on Node 20; with the cache, V8 skips parsing them and the functions compiled in an
  * earlier run.
  *
  * While ts-morph is required, its bundles are compiled with `vm.Script` and the cached data kept in
  * `.cache/kubesmith/v8/` of the node_modules directory that holds ts-morph, one file per bundle, named by
- * a hash of the bundle's path and source (about 10 ms for the three: file times are no proof, npm gives
+ * a hash of the bundle's path and source (about 10 ms for the two the generator loads: file times are no proof, npm gives
  * every installed file the same one) and of Node's version and architecture. A cache V8 rejects (other V8
  * flags) is rewritten; one that cannot be read or written is done without. The data is written when the
  * process exits, so it includes what the run compiled, to a temporary file renamed into place.
@@ -18,7 +18,7 @@ import Module from 'node:module';
 import path from 'node:path';
 import vm from 'node:vm';
 
-/** The bundles worth caching: ts-morph.js, ts-morph-common.js and typescript.js. */
+/** The bundles worth caching: ts-morph-common.js and typescript.js (and ts-morph.js, where it is loaded). */
 const BUNDLE = /[\\/]node_modules[\\/](?:ts-morph|@ts-morph[\\/]common)[\\/]dist[\\/][^\\/]+\.js$/;
 
 interface Compile {

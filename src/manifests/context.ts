@@ -1,22 +1,24 @@
 /**
- * The one context every generator pass shares: the project root, one ts-morph Project over the API files
+ * The one context every generator pass shares: the project root, one TypeScript program over the API files
  * (`src/api/**` and what they import), the other sources of `src/` parsed for their markers only, one
  * marker collection, one schema builder, and the diagnostics list they all append to.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { Project, ts } from './ts-morph.cjs';
+import { ts } from './ts-morph.cjs';
 import { KubesmithError } from '../errors.js';
 import { yaml } from './lazy-yaml.js';
 import { defaultRegistry, type Diagnostic, type Marker, type MarkerRegistry } from '../markers/index.js';
 import { SchemaBuilder } from '../schema/index.js';
 import { checkSubset, importsOf, planSubset, resolverFor, type Imports } from './declarations.js';
+import { createProgram, parseOptions, projectOptions } from './program.js';
 
 export interface ManifestContext {
   root: string;
   /** The PROJECT file's domain, when it has one. Read from PROJECT when first asked for. */
   readonly domain: string | undefined;
-  project: Project;
+  /** The program of the API files (`src/api/**`) and what they import. */
+  program: ts.Program;
   checker: ts.TypeChecker;
   registry: MarkerRegistry;
   builder: SchemaBuilder;
@@ -82,7 +84,7 @@ const GENERATOR_OPTIONS: ts.CompilerOptions = {
   types: [],
 };
 
-/** The `.ts` files under `dir` (as ts-morph's `**\/*.ts` glob finds them: no dot entries), without tests and declarations. */
+/** The `.ts` files under `dir` but tests and declarations (as ts-morph's `**\/*.ts` glob found them: no dot entries). */
 function sourceFiles(dir: string, out: string[] = []): string[] {
   let entries;
   try {
@@ -108,48 +110,45 @@ function sourceFiles(dir: string, out: string[] = []): string[] {
  * import of them can be traced (declarations.ts), else, or when another file of the program imports
  * them for more, with the full declarations.
  */
-function apiProject(root: string, apiFiles: string[]): { project: Project; declarations: 'subset' | 'full' } {
-  const tsconfig = path.join(root, 'tsconfig.json');
-  const create = (): Project => {
-    const project = existsSync(tsconfig)
-      ? new Project({
-          tsConfigFilePath: tsconfig,
-          skipAddingFilesFromTsConfig: true,
-          compilerOptions: GENERATOR_OPTIONS,
-        })
-      : new Project({ compilerOptions: COMPILER_OPTIONS });
-    for (const file of apiFiles) project.addSourceFileAtPath(file);
-    return project;
-  };
-  const project = create();
-  const first = apiFiles[0];
-  if (first === undefined) return { project, declarations: 'full' };
+function apiProgram(
+  root: string,
+  apiFiles: string[],
+): { program: ts.Program; declarations: 'subset' | 'full' } {
+  const options = projectOptions(root, GENERATOR_OPTIONS, COMPILER_OPTIONS);
+  const cache = new Map<string, ts.SourceFile>();
+  const full = () => ({
+    program: createProgram(apiFiles, options, new Map(), cache),
+    declarations: 'full' as const,
+  });
   const wanted: Imports = { names: new Map() };
-  for (const sf of project.getSourceFiles()) {
-    for (const [pkg, names] of importsOf(sf.compilerNode).names) {
+  for (const file of apiFiles) {
+    const sf = ts.createSourceFile(file, readFileSync(file, 'utf8'), parseOptions(options));
+    cache.set(file, sf);
+    for (const [pkg, names] of importsOf(sf).names) {
       if (!wanted.names.has(pkg)) wanted.names.set(pkg, new Set());
       const set = wanted.names.get(pkg);
       if (!names) wanted.names.set(pkg, undefined);
       else for (const n of names) set?.add(n);
     }
   }
-  if (wanted.names.size === 0) return { project, declarations: 'full' };
-  const subset = planSubset(wanted, first, resolverFor(project.getCompilerOptions()));
-  if (!subset) return { project, declarations: 'full' };
-  for (const [file, text] of subset.entries) project.createSourceFile(file, text, { overwrite: true });
-  if (checkSubset(project.getProgram().compilerObject, subset)) return { project, declarations: 'subset' };
-  return { project: create(), declarations: 'full' };
+  const first = apiFiles[0];
+  if (first === undefined || wanted.names.size === 0) return full();
+  const subset = planSubset(wanted, first, resolverFor(options));
+  if (!subset) return full();
+  const program = createProgram(apiFiles, options, subset.entries, cache);
+  if (checkSubset(program, subset)) return { program, declarations: 'subset' };
+  return full();
 }
 
 export function createContext(root: string): ManifestContext {
   const srcDir = path.join(root, 'src').split(path.sep).join('/');
   const all = existsSync(srcDir) ? sourceFiles(srcDir).sort() : [];
   const apiDir = `${srcDir}/api/`;
-  const { project, declarations } = apiProject(
+  const { program, declarations } = apiProgram(
     root,
     all.filter((f) => f.startsWith(apiDir)),
   );
-  const checker = project.getTypeChecker().compilerObject;
+  const checker = program.getTypeChecker();
   const registry = defaultRegistry();
   const diagnostics: Diagnostic[] = [];
   const displayPath = (sf: ts.SourceFile): string =>
@@ -177,7 +176,6 @@ export function createContext(root: string): ManifestContext {
   });
   // The program's files (those under src/api and what they import), and the others parsed alone: their
   // markers (rbac, webhook...) are read from comments, without types.
-  const program = project.getProgram().compilerObject;
   const sources = all
     .map(
       (file) =>
@@ -191,7 +189,7 @@ export function createContext(root: string): ManifestContext {
     get domain() {
       return (domain ??= { value: findProjectRoot(root).domain }).value;
     },
-    project,
+    program,
     checker,
     registry,
     builder,

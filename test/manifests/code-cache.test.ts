@@ -1,5 +1,5 @@
 import module from 'node:module';
-import { readdir, stat, truncate } from 'node:fs/promises';
+import { readdir, rm, stat, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
@@ -29,13 +29,15 @@ async function cacheFiles(): Promise<Map<string, number>> {
 
 beforeAll(async () => {
   await execa('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: repo });
+  // Files of bundles an earlier version loaded (ts-morph.js) are not the subject here.
+  await rm(cacheDir, { recursive: true, force: true });
 }, 120_000);
 
 describe.skipIf(hasCompileCache)('the V8 code cache of ts-morph (Node without enableCompileCache)', () => {
-  it('is written for the three bundles, and rewritten when V8 rejects it', async () => {
+  it('is written for the two bundles, and rewritten when V8 rejects it', async () => {
     await loadTsMorph();
     const files = await cacheFiles();
-    expect([...files.keys()].sort()).toEqual(['ts-morph-common.js', 'ts-morph.js', 'typescript.js']);
+    expect([...files.keys()].sort()).toEqual(['ts-morph-common.js', 'typescript.js']);
     const name = (await readdir(cacheDir)).find((n) => n.startsWith('typescript.js-') && n.endsWith('.v8'))!;
     const size = files.get('typescript.js')!;
     expect(size).toBeGreaterThan(100_000);
