@@ -14,7 +14,7 @@
  * Anything it cannot trace (a namespace or default import, `export *`, `import('...')` types, a module
  * augmentation, a name from a module that imports more, a client-node name without a model file) loads
  * the full declarations; so does any other file of the finished program that imports either package for
- * a name the smaller entries lack (`checkSubset`).
+ * a name the smaller entries lack, or imports a cut entry file by a relative path (`checkSubset`).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -29,10 +29,13 @@ export interface Imports {
   names: Map<string, Set<string> | undefined>;
 }
 
-const DYNAMIC = /import\s*\(\s*['"](@kubesmith\/runtime|@kubernetes\/client-node)['"]/;
+/** The package (or entry) a module specifier of `fromFile` stands for, if it is one of those traced. */
+type Target = (specifier: string, fromFile: string) => string | undefined;
 
-/** What `sf` imports from the two packages, read from its syntax. */
-export function importsOf(sf: ts.SourceFile): Imports {
+const byName: Target = (specifier) => (PACKAGES.has(specifier) ? specifier : undefined);
+
+/** What `sf` imports from the two packages (or what `target` picks), read from its syntax. */
+export function importsOf(sf: ts.SourceFile, target: Target = byName): Imports {
   const names = new Map<string, Set<string> | undefined>();
   const add = (pkg: string, name: string | undefined) => {
     if (!names.has(pkg)) names.set(pkg, new Set());
@@ -40,8 +43,8 @@ export function importsOf(sf: ts.SourceFile): Imports {
     if (name === undefined) names.set(pkg, undefined);
     else set?.add(name);
   };
-  const specifier = (node: ts.Expression | undefined) =>
-    node && ts.isStringLiteral(node) && PACKAGES.has(node.text) ? node.text : undefined;
+  const specifier = (node: ts.Node | undefined) =>
+    node && ts.isStringLiteral(node) ? target(node.text, sf.fileName) : undefined;
   for (const stmt of sf.statements) {
     if (ts.isImportDeclaration(stmt)) {
       const pkg = specifier(stmt.moduleSpecifier);
@@ -62,16 +65,27 @@ export function importsOf(sf: ts.SourceFile): Imports {
     } else if (ts.isImportEqualsDeclaration(stmt) && ts.isExternalModuleReference(stmt.moduleReference)) {
       const pkg = specifier(stmt.moduleReference.expression);
       if (pkg) add(pkg, undefined);
-    } else if (
-      ts.isModuleDeclaration(stmt) &&
-      ts.isStringLiteral(stmt.name) &&
-      PACKAGES.has(stmt.name.text)
-    ) {
-      add(stmt.name.text, undefined); // a module augmentation
+    } else if (ts.isModuleDeclaration(stmt) && ts.isStringLiteral(stmt.name)) {
+      const pkg = specifier(stmt.name); // a module augmentation
+      if (pkg) add(pkg, undefined);
     }
   }
-  const dynamic = DYNAMIC.exec(sf.text);
-  if (dynamic?.[1]) add(dynamic[1], undefined);
+  // `import('...').Name` types and `import('...')` calls: not traced.
+  if (/\bimport\s*\(/.test(sf.text)) {
+    const visit = (node: ts.Node): void => {
+      const arg = ts.isImportTypeNode(node)
+        ? ts.isLiteralTypeNode(node.argument)
+          ? node.argument.literal
+          : undefined
+        : ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword
+          ? node.arguments[0]
+          : undefined;
+      const pkg = specifier(arg);
+      if (pkg) add(pkg, undefined);
+      ts.forEachChild(node, visit);
+    };
+    visit(sf);
+  }
   return { names };
 }
 
@@ -81,8 +95,8 @@ export interface Subset {
   entries: Map<string, string>;
   /** The names each package's smaller entry exports. */
   exported: Map<string, Set<string>>;
-  /** Directories whose files were checked here (the runtime modules kept, client-node's package). */
-  checkedDirs: string[];
+  /** The entry files of each package. */
+  entriesByPackage: Map<string, string[]>;
 }
 
 interface Resolver {
@@ -122,7 +136,11 @@ const parse = (file: string): ts.SourceFile | undefined => {
 export function planSubset(wanted: Imports, fromFile: string, resolver: Resolver): Subset | undefined {
   const entries = new Map<string, string>();
   const exported = new Map<string, Set<string>>();
-  const checkedDirs: string[] = [];
+  const entriesByPackage = new Map<string, string[]>();
+  const addEntry = (pkg: string, file: string, text: string) => {
+    entries.set(file, text);
+    entriesByPackage.set(pkg, [...(entriesByPackage.get(pkg) ?? []), file]);
+  };
   const clientWanted = new Map<string, Set<string>>(); // from file -> names
   const wantClient = (from: string, names: Iterable<string>) => {
     const set = clientWanted.get(from) ?? new Set<string>();
@@ -138,9 +156,8 @@ export function planSubset(wanted: Imports, fromFile: string, resolver: Resolver
     for (const index of indexes) {
       const subset = runtimeSubset(index, runtimeNames, wantClient);
       if (!subset) return undefined;
-      entries.set(index, subset.text);
+      addEntry(RUNTIME, index, subset.text);
       exported.set(RUNTIME, subset.exported);
-      checkedDirs.push(...subset.dirs);
     }
   }
   const clientNames = wanted.names.get(CLIENT_NODE);
@@ -162,13 +179,12 @@ export function planSubset(wanted: Imports, fromFile: string, resolver: Resolver
         const dist = path.posix.dirname(index);
         for (const n of all)
           if (!isModel(path.posix.join(dist, 'gen/models', `${n}.d.ts`), n)) return undefined;
-        entries.set(index, text);
-        checkedDirs.push(`${path.posix.dirname(dist)}/`);
+        addEntry(CLIENT_NODE, index, text);
       }
     }
     exported.set(CLIENT_NODE, all);
   }
-  return { entries, exported, checkedDirs };
+  return { entries, exported, entriesByPackage };
 }
 
 /** Whether `file` declares and exports `name` (client-node's model files each hold one model). */
@@ -196,7 +212,7 @@ function runtimeSubset(
   index: string,
   names: Set<string>,
   wantClient: (from: string, names: Iterable<string>) => void,
-): { text: string; exported: Set<string>; dirs: string[] } | undefined {
+): { text: string; exported: Set<string> } | undefined {
   const sf = parse(index);
   if (!sf) return undefined;
   const byName = new Map<string, ts.ExportDeclaration>();
@@ -232,7 +248,7 @@ function runtimeSubset(
     for (const el of ((stmt as ts.ExportDeclaration).exportClause as ts.NamedExports).elements)
       exported.add(el.name.text);
   }
-  return { text, exported, dirs: [...visited] };
+  return { text, exported };
 }
 
 /**
@@ -270,17 +286,32 @@ function selfContained(
   return true;
 }
 
+/** The declaration files a relative module specifier of `fromFile` can stand for. */
+function relativeTargets(specifier: string, fromFile: string): string[] {
+  const base = path.posix.join(path.posix.dirname(fromFile), specifier);
+  const stem = base.replace(/\.(?:[cm]?js|[cm]?ts)$/, '');
+  return [`${stem}.d.ts`, `${stem}.d.mts`, `${stem}.d.cts`, `${base}/index.d.ts`];
+}
+
 /**
- * Whether every file of `program` that imports either package asks only for names its smaller entry
- * exports. Files the plan checked (the runtime modules kept, client-node's own) and the entries are skipped.
+ * Whether every file of `program` that imports either package, or one of the cut entry files by a
+ * relative path, asks only for names the cut entry exports.
  */
 export function checkSubset(program: ts.Program, subset: Subset): boolean {
+  const entryPackage = new Map<string, string>();
+  for (const [pkg, entries] of subset.entriesByPackage) for (const e of entries) entryPackage.set(e, pkg);
+  const target: Target = (specifier, fromFile) => {
+    if (PACKAGES.has(specifier)) return specifier;
+    if (!specifier.startsWith('.')) return undefined;
+    for (const file of relativeTargets(specifier, fromFile)) {
+      const pkg = entryPackage.get(file);
+      if (pkg) return pkg;
+    }
+    return undefined;
+  };
   for (const sf of program.getSourceFiles()) {
-    const file = sf.fileName;
-    if (subset.entries.has(file) || sf.hasNoDefaultLib) continue;
-    if (subset.checkedDirs.some((d) => (d.endsWith('/') ? file.startsWith(d) : file === d))) continue;
-    if (!sf.text.includes(RUNTIME) && !sf.text.includes(CLIENT_NODE)) continue;
-    for (const [pkg, names] of importsOf(sf).names) {
+    if (subset.entries.has(sf.fileName) || sf.hasNoDefaultLib) continue;
+    for (const [pkg, names] of importsOf(sf, target).names) {
       const available = subset.exported.get(pkg);
       if (!available) continue; // that package loads in full anyway
       if (!names) return false;

@@ -39,10 +39,6 @@ export function projectOptions(
 }
 
 /**
- * A program over `rootNames`. `entries` replaces the text of some files (declarations.ts); parsed files
- * other than those are kept in `cache` so that a second program (the fallback) does not parse them again.
- */
-/**
  * How every file of the program is parsed: for the options' target; JSDoc only where TypeScript needs it
  * for types (JavaScript files), as tsc does (descriptions and markers are read from comments). Parent nodes
  * are not set by the parser: the binder sets them.
@@ -52,6 +48,10 @@ export const parseOptions = (options: ts.CompilerOptions): ts.CreateSourceFileOp
   jsDocParsingMode: ts.JSDocParsingMode.ParseForTypeErrors,
 });
 
+/**
+ * A program over `rootNames`. `entries` replaces the text of some files (declarations.ts); parsed files
+ * other than those are kept in `cache` so that a second program (the fallback) does not parse them again.
+ */
 export function createProgram(
   rootNames: readonly string[],
   options: ts.CompilerOptions,

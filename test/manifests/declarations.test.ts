@@ -76,11 +76,15 @@ export class OrderReconciler implements Partial<Reconciler> {
 }
 `;
 
-/** A project with the runtime installed (the repository's node_modules) and these files under src/. */
+/**
+ * A project with these files under src/ and the runtime installed: the repository's node_modules, or when
+ * `files` has node_modules of its own, those.
+ */
 async function project(files: Record<string, string>): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'kubesmith-declarations-'));
   dirs.push(dir);
-  await symlink(path.join(repo, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
+  if (!Object.keys(files).some((f) => f.startsWith('node_modules/')))
+    await symlink(path.join(repo, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
   const all: Record<string, string> = {
     PROJECT: 'domain: example.com\nlayout:\n- typescript.kubesmith.dev/v1\nprojectName: shop\nversion: "3"\n',
     'package.json': '{ "name": "shop", "private": true, "type": "module" }\n',
@@ -106,10 +110,10 @@ async function generate(dir: string): Promise<{ files: Record<string, string>; d
   };
 }
 
-/** The client-node files of the context's program, relative to the package's dist/. */
-function clientNodeFiles(dir: string): string[] {
-  return createContext(dir)
-    .program.getSourceFiles()
+/** The client-node files of a context's program, relative to the package's dist/. */
+function clientNodeFiles(ctx: ReturnType<typeof createContext>): string[] {
+  return ctx.program
+    .getSourceFiles()
     .map((sf) => sf.fileName)
     .filter((f) => f.includes('/@kubernetes/client-node/'))
     .map((f) => f.replace(/^.*\/@kubernetes\/client-node\/dist\//, ''));
@@ -124,7 +128,7 @@ describe('the declarations the generator loads', () => {
     const ctx = createContext(subset);
     expect(ctx.declarations).toBe('subset');
     // ObjectMeta's model and the two models it references, not client-node's ~900 files.
-    expect(clientNodeFiles(subset).sort()).toEqual([
+    expect(clientNodeFiles(ctx).sort()).toEqual([
       'gen/models/V1ManagedFieldsEntry.d.ts',
       'gen/models/V1ObjectMeta.d.ts',
       'gen/models/V1OwnerReference.d.ts',
@@ -140,8 +144,9 @@ describe('the declarations the generator loads', () => {
       ),
       'src/controllers/order.controller.ts': CONTROLLER,
     });
-    expect(createContext(full).declarations).toBe('full');
-    expect(clientNodeFiles(full).length).toBeGreaterThan(500);
+    const fullCtx = createContext(full);
+    expect(fullCtx.declarations).toBe('full');
+    expect(clientNodeFiles(fullCtx).length).toBeGreaterThan(500);
     const a = await generate(subset);
     const b = await generate(full);
     expect(a.diagnostics).toEqual([]);
@@ -151,7 +156,7 @@ describe('the declarations the generator loads', () => {
       'config/rbac/role.yaml',
     ]);
     expect(a.files).toEqual(b.files);
-  });
+  }, 120_000); // two programs with client-node's ~900 declaration files
 
   it('are the full ones for a namespace import, with the same output', async () => {
     const named = await project({ 'src/api/shop/v1/order.types.ts': orderTypes(NAMED) });
@@ -160,7 +165,7 @@ describe('the declarations the generator loads', () => {
     });
     expect(createContext(namespace).declarations).toBe('full');
     expect(await generate(namespace)).toEqual(await generate(named));
-  });
+  }, 120_000);
 
   it('fall back to the full ones when a file the API files import asks the runtime for more', async () => {
     const dir = await project({
@@ -178,6 +183,46 @@ describe('the declarations the generator loads', () => {
     expect(
       ctx.program.getSourceFile(path.join(dir, 'src/shared/note.ts').split(path.sep).join('/')),
     ).toBeDefined();
+  }, 120_000);
+
+  it('fall back to the full ones when a declaration file imports the cut entry by a relative path', async () => {
+    // A runtime whose `testing` subpath imports its main entry: that file is not a package import.
+    const runtime = 'node_modules/@kubesmith/runtime';
+    const dir = await project({
+      [`${runtime}/package.json`]: JSON.stringify({
+        name: '@kubesmith/runtime',
+        type: 'module',
+        exports: {
+          '.': { types: './dist/index.d.ts' },
+          './testing': { types: './dist/testing.d.ts' },
+        },
+      }),
+      [`${runtime}/dist/index.d.ts`]:
+        "export type { int32 } from './types.js';\nexport { groupVersion } from './kinds.js';\nexport type { Big } from './big.js';\n",
+      [`${runtime}/dist/types.d.ts`]:
+        "export type int32 = number & { readonly __kubesmithType?: 'int32' };\n",
+      [`${runtime}/dist/kinds.d.ts`]:
+        'export declare function groupVersion(group: string, version: string): { kind<T>(kind: string, o: object): T };\n',
+      [`${runtime}/dist/big.d.ts`]: 'export interface Big { size: number; name: string }\n',
+      [`${runtime}/dist/testing.d.ts`]:
+        "import type { Big } from './index.js';\nexport interface Fake { big?: Big }\n",
+      'src/api/shop/v1/box.types.ts': `import type { int32 } from '@kubesmith/runtime';
+import type { Fake } from '@kubesmith/runtime/testing';
+
+/** +kubebuilder:object:root=true */
+export interface Box {
+  apiVersion: 'shop.example.com/v1';
+  kind: 'Box';
+  metadata?: { name?: string };
+  spec?: { size?: int32; fake?: Fake };
+}
+`,
+    });
+    const ctx = createContext(dir);
+    expect(ctx.declarations).toBe('full');
+    const crd = (await generate(dir)).files['config/crd/bases/shop.example.com_boxes.yaml'];
+    // Big resolved through the full entry: its fields are in the schema.
+    expect(crd).toMatch(/big:\n\s+properties:\n\s+name:/);
   });
 
   it('map client-node types imported by API files from the models they need', async () => {
@@ -188,9 +233,10 @@ describe('the declarations the generator loads', () => {
         'export interface OrderRef { secret?: V1LocalObjectReference }\n',
       ),
     });
-    expect(createContext(dir).declarations).toBe('subset');
-    expect(clientNodeFiles(dir)).toContain('gen/models/V1LocalObjectReference.d.ts');
-    expect(clientNodeFiles(dir).length).toBeLessThan(10);
+    const ctx = createContext(dir);
+    expect(ctx.declarations).toBe('subset');
+    expect(clientNodeFiles(ctx)).toContain('gen/models/V1LocalObjectReference.d.ts');
+    expect(clientNodeFiles(ctx).length).toBeLessThan(10);
     expect((await generate(dir)).diagnostics).toEqual([]);
   });
 
