@@ -3,7 +3,7 @@
  * (`src/api/**` and what they import), the other sources of `src/` parsed for their markers only, one
  * marker collection, one schema builder, and the diagnostics list they all append to.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ts } from './ts-morph.cjs';
 import { KubesmithError } from '../errors.js';
@@ -85,9 +85,12 @@ const GENERATOR_OPTIONS: ts.CompilerOptions = {
 };
 
 /** The `.ts` files under `dir` but tests and declarations (as ts-morph's `**\/*.ts` glob found them: no dot entries). */
-function sourceFiles(dir: string, out: string[] = []): string[] {
+function sourceFiles(dir: string, out: string[] = [], seen = new Set<string>()): string[] {
   let entries;
   try {
+    const real = realpathSync(dir);
+    if (seen.has(real)) return out; // a symbolic link back up the tree
+    seen.add(real);
     entries = readdirSync(dir, { withFileTypes: true });
   } catch {
     return out;
@@ -98,7 +101,7 @@ function sourceFiles(dir: string, out: string[] = []): string[] {
     const isDir =
       entry.isDirectory() ||
       (entry.isSymbolicLink() && statSync(file, { throwIfNoEntry: false })?.isDirectory());
-    if (isDir) sourceFiles(file, out);
+    if (isDir) sourceFiles(file, out, seen);
     else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') && !entry.name.endsWith('.d.ts'))
       out.push(file);
   }

@@ -245,7 +245,10 @@ export interface Box {
       'src/api/shop/v1/order.types.ts': orderTypes(NAMED),
       'src/controllers/order.controller.ts': `${CONTROLLER}\n// +kubebuilder:printcolumn:name=Age,type=date,JSONPath=.metadata.creationTimestamp\nexport const x = 1;\n`,
     });
+    // A symbolic link back up the tree is walked once.
+    await symlink('..', path.join(dir, 'src/controllers/loop'), 'dir');
     const ctx = createContext(dir);
+    expect(ctx.sources.filter((sf) => sf.fileName.endsWith('/order.controller.ts'))).toHaveLength(1);
     const controller = ctx.sources.find((sf) => sf.fileName.endsWith('/order.controller.ts'));
     expect(controller).toBeDefined();
     expect(ctx.program.getSourceFile(controller!.fileName)).toBeUndefined();
