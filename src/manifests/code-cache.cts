@@ -6,8 +6,9 @@
  *
  * While ts-morph is required, its bundles are compiled with `vm.Script` and the cached data kept in
  * `.cache/kubesmith/v8/` of the node_modules directory that holds ts-morph, one file per bundle, named by
- * a hash of the bundle's path and source (about 10 ms for the two the generator loads: file times are no proof, npm gives
- * every installed file the same one) and of Node's version and architecture. A cache V8 rejects (other V8
+ * a hash of the bundle's path and source (about 10 ms for the compiler, the one bundle the generator loads:
+ * file times are no proof, npm gives every installed file the same one) and of Node's version and
+ * architecture. A cache V8 rejects (other V8
  * flags) is rewritten; one that cannot be read or written is done without. The data is written when the
  * process exits, so it includes what the run compiled, to a temporary file renamed into place.
  * `NODE_DISABLE_COMPILE_CACHE=1` turns it off, as it does Node's own compile cache.
@@ -18,7 +19,7 @@ import Module from 'node:module';
 import path from 'node:path';
 import vm from 'node:vm';
 
-/** The bundles worth caching: ts-morph-common.js and typescript.js (and ts-morph.js, where it is loaded). */
+/** The bundles worth caching: typescript.js (and ts-morph.js, ts-morph-common.js, where they are loaded). */
 const BUNDLE = /[\\/]node_modules[\\/](?:ts-morph|@ts-morph[\\/]common)[\\/]dist[\\/][^\\/]+\.js$/;
 
 interface Compile {

@@ -4,12 +4,50 @@
  * from memory under `/node_modules/typescript/lib`, every file parsed for the options' target. Without
  * ts-morph's project layer a cold run loads and does less.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { KubesmithError } from '../errors.js';
-import { getLibFiles, ts } from './ts-morph.cjs';
+import { ts } from './ts-morph.cjs';
 
 const LIB_FOLDER = '/node_modules/typescript/lib';
+/** The lib files `npm run build` copies from @ts-morph/common (scripts/lib-files.mjs). */
+const SHIPPED_LIBS = fileURLToPath(new URL('./lib/', import.meta.url));
+
+let libTexts: ((fileName: string) => string | undefined) | undefined;
+
+/**
+ * The text of a TypeScript lib file (`lib.es5.d.ts`), as ts-morph serves it: from the copy the build
+ * shipped when it belongs to this TypeScript, else from @ts-morph/common, which holds them all.
+ */
+function libText(fileName: string): string | undefined {
+  if (!libTexts) {
+    let shipped: string | undefined;
+    try {
+      shipped = readFileSync(path.join(SHIPPED_LIBS, 'typescript-version'), 'utf8').trim();
+    } catch {
+      // Not built (tests run the sources): the package has them.
+    }
+    if (shipped === ts.version) {
+      libTexts = (name) => {
+        if (!/^lib(\.[\w-]+)*\.d\.ts$/.test(name)) return undefined;
+        try {
+          return readFileSync(path.join(SHIPPED_LIBS, name), 'utf8');
+        } catch {
+          return undefined;
+        }
+      };
+    } else {
+      const common = createRequire(import.meta.url)('@ts-morph/common') as {
+        getLibFiles(): { fileName: string; text: string }[];
+      };
+      const texts = new Map(common.getLibFiles().map((f) => [f.fileName, f.text]));
+      libTexts = (name) => texts.get(name);
+    }
+  }
+  return libTexts(fileName);
+}
 
 /** The project's tsconfig options (its `include` is not expanded: the roots are the API files) under `overrides`. */
 export function projectOptions(
@@ -58,9 +96,15 @@ export function createProgram(
   entries: ReadonlyMap<string, string>,
   cache: Map<string, ts.SourceFile>,
 ): ts.Program {
-  const libs = new Map(getLibFiles().map((f) => [`${LIB_FOLDER}/${f.fileName}`, f.text]));
+  // Lib files are read once each (a program asks for a file more than once), and only under LIB_FOLDER.
+  const libs = new Map<string, string | undefined>();
+  const lib = (file: string): string | undefined => {
+    if (path.posix.dirname(file) !== LIB_FOLDER) return undefined;
+    if (!libs.has(file)) libs.set(file, libText(path.posix.basename(file)));
+    return libs.get(file);
+  };
   const readFile = (file: string): string | undefined =>
-    entries.get(file) ?? libs.get(file) ?? ts.sys.readFile(file);
+    entries.get(file) ?? lib(file) ?? ts.sys.readFile(file);
   const parse = parseOptions(options);
   const host: ts.CompilerHost = {
     getSourceFile(fileName) {
@@ -79,11 +123,11 @@ export function createProgram(
     getCanonicalFileName: (f) => (ts.sys.useCaseSensitiveFileNames ? f : f.toLowerCase()),
     useCaseSensitiveFileNames: () => ts.sys.useCaseSensitiveFileNames,
     getNewLine: () => '\n',
-    fileExists: (f) => entries.has(f) || libs.has(f) || ts.sys.fileExists(f),
+    fileExists: (f) => entries.has(f) || lib(f) !== undefined || ts.sys.fileExists(f),
     readFile,
     directoryExists: (d) => d === LIB_FOLDER || ts.sys.directoryExists(d),
     getDirectories: (d) => ts.sys.getDirectories(d),
-    realpath: (f) => (libs.has(f) ? f : (ts.sys.realpath?.(f) ?? f)),
+    realpath: (f) => (lib(f) !== undefined ? f : (ts.sys.realpath?.(f) ?? f)),
   };
   return ts.createProgram({ rootNames, options, host });
 }

@@ -1,9 +1,10 @@
 /**
- * TypeScript as ts-morph bundles it (`@ts-morph/common`: the compiler and the lib files, served from
- * memory), loaded with require. An ESM `import` would make Node scan the CommonJS bundle for export names
- * first; a CommonJS module that re-exports it by name skips that scan. On Node 20 the bundles load through
- * a V8 code cache (code-cache.cts). ts-morph's own project layer (ts-morph.js) is not loaded: the generator
- * builds its program with TypeScript's API (program.ts).
+ * TypeScript as ts-morph bundles it (`@ts-morph/common/dist/typescript.js`), loaded with require. An ESM
+ * `import` would make Node scan the CommonJS bundle for export names first; a CommonJS module that
+ * re-exports it by name skips that scan. On Node 20 the bundle loads through a V8 code cache
+ * (code-cache.cts). Neither ts-morph's project layer (ts-morph.js) nor the rest of @ts-morph/common (2.5 MB,
+ * mostly the lib files' text) is loaded: the generator builds its program with TypeScript's API and reads
+ * the lib files it needs from disk (program.ts).
  */
 import Module from 'node:module';
 import v8 from 'node:v8';
@@ -18,9 +19,5 @@ if (typeof (Module as { enableCompileCache?: unknown }).enableCompileCache !== '
 }
 const loaded = installCodeCache();
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- the point of this module
-import common = require('@ts-morph/common');
+export import ts = require('@ts-morph/common/dist/typescript.js');
 loaded();
-
-export import ts = common.ts;
-/** TypeScript's lib files (`lib.es5.d.ts`...) by file name, as ts-morph serves them. */
-export import getLibFiles = common.getLibFiles;
