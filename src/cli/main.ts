@@ -11,6 +11,7 @@ import { registerCreate } from './create.js';
 import { registerManifests } from './manifests.js';
 import { registerEnvtest } from './envtest.js';
 import { registerBuildInstaller } from './build-installer.js';
+import { registerHelmChart } from './helm-chart.js';
 
 /** Options every command accepts. */
 export interface GlobalOptions {
@@ -92,6 +93,7 @@ Examples:
   registerManifests(program, contextFor);
   registerEnvtest(program, contextFor);
   registerBuildInstaller(program, contextFor);
+  registerHelmChart(program, contextFor);
   program
     .command('version')
     .description('print the kubesmith version')

@@ -5,9 +5,13 @@
  */
 import path from 'node:path';
 import { ts } from './ts-morph.cjs';
-import { isError, type Marker } from '../markers/index.js';
+import { isError } from '../markers/diagnostics.js';
+import type { ApiDirectory, CrdParts, Fail, VersionParts } from '../markers/effects.js';
+import type { Marker } from '../markers/registry.js';
 import { crdDefaultPlural } from '../project/plural.js';
-import { crdSchemaProblems, type JSONSchemaProps } from '../schema/index.js';
+import { crdSchemaProblems } from '../schema/structural.js';
+import { OBJECT_ROOT } from './crd-markers.js';
+import type { JSONSchemaProps } from '../schema/types.js';
 import type { ManifestContext } from './context.js';
 
 export interface GeneratedFile {
@@ -50,7 +54,7 @@ function report(ctx: ManifestContext, node: ts.Node, code: string, message: stri
 
 /** Whether a declaration is a kind: exported, with apiVersion, kind and metadata, or object:root=true. */
 function isKind(ctx: ManifestContext, decl: ts.Node, markers: Marker[]): boolean {
-  const root = markers.find((m) => m.name === 'kubebuilder:object:root');
+  const root = markers.find((m) => m.definition === OBJECT_ROOT);
   const type = ctx.checker.getTypeAtLocation(decl);
   const has = (name: string) => type.getProperty(name) !== undefined;
   if (has('items') && !has('spec')) return false; // a List type
@@ -67,8 +71,10 @@ function findKinds(ctx: ManifestContext): { kinds: KindVersion[]; kindDecls: Set
   const kinds: KindVersion[] = [];
   const kindDecls = new Set<ts.Node>();
   for (const { dir, files } of versionDirs(ctx)) {
-    const pkg = files.flatMap((sf) => ctx.builder.fileMarkers(sf).package);
-    if (pkg.some((m) => m.name === 'kubebuilder:skip')) continue;
+    const apiDir: ApiDirectory = {};
+    for (const sf of files)
+      for (const m of ctx.builder.fileMarkers(sf).package) m.definition.directory?.(apiDir, m.value);
+    if (apiDir.skip) continue;
     const candidates: { decl: KindVersion['decl']; markers: Marker[] }[] = [];
     for (const sf of files) {
       for (const stmt of sf.statements) {
@@ -85,8 +91,7 @@ function findKinds(ctx: ManifestContext): { kinds: KindVersion[]; kindDecls: Set
     }
     if (candidates.length === 0) continue;
     for (const { decl } of candidates) kindDecls.add(decl);
-    const groupMarker = pkg.find((m) => m.name === 'groupName');
-    const group = typeof groupMarker?.value === 'string' ? groupMarker.value : undefined;
+    const group = apiDir.group;
     if (group === undefined) {
       const gv = files.find((sf) => path.basename(sf.fileName) === 'group-version.ts') ?? files[0]!;
       ctx.diagnostics.push({
@@ -99,9 +104,7 @@ function findKinds(ctx: ManifestContext): { kinds: KindVersion[]; kindDecls: Set
       });
       continue;
     }
-    const versionMarker = pkg.find((m) => m.name === 'versionName');
-    const version =
-      typeof versionMarker?.value === 'string' ? versionMarker.value : (dir.split('/')[3] ?? '');
+    const version = apiDir.version ?? dir.split('/')[3] ?? '';
     for (const { decl, markers } of candidates) {
       kinds.push({ group, version, kind: decl.name!.text, decl, markers });
     }
@@ -109,66 +112,50 @@ function findKinds(ctx: ManifestContext): { kinds: KindVersion[]; kindDecls: Set
   return { kinds, kindDecls };
 }
 
-interface ColumnArgs {
-  name: string;
-  type: string;
-  JSONPath: string;
-  description?: string;
-  format?: string;
-  priority?: number;
+/** The markers' diagnostics: at the marker, with a fix. */
+function failAt(ctx: ManifestContext, m: Marker): Fail {
+  return (message, hint) =>
+    ctx.diagnostics.push({
+      file: m.file,
+      line: m.line,
+      col: m.col,
+      code: 'invalid-marker',
+      message,
+      ...(hint ? { hint } : {}),
+    });
 }
 
-function versionEntry(ctx: ManifestContext, kv: KindVersion): Record<string, unknown> {
-  const schema: JSONSchemaProps = ctx.builder.rootSchema(kv.decl);
+/** What a kind's markers say about its version (crd-markers.ts). */
+function versionParts(ctx: ManifestContext, kv: KindVersion): VersionParts {
+  const parts: VersionParts = {
+    served: true,
+    storage: false,
+    skip: false,
+    deprecated: false,
+    subresources: {},
+    columns: [],
+    selectableFields: [],
+  };
+  for (const m of kv.markers) m.definition.version?.(parts, m.value, failAt(ctx, m));
+  return parts;
+}
+
+function versionEntry(
+  kv: KindVersion,
+  parts: VersionParts,
+  schema: JSONSchemaProps,
+): Record<string, unknown> {
   const entry: Record<string, unknown> = {
     name: kv.version,
-    served: true,
+    served: parts.served,
     storage: false,
     schema: { openAPIV3Schema: schema },
   };
-  const subresources: Record<string, unknown> = {};
-  const columns: Record<string, unknown>[] = [];
-  const selectable: { jsonPath: string }[] = [];
-  for (const m of kv.markers) {
-    const v = m.value as Record<string, unknown>;
-    switch (m.name) {
-      case 'kubebuilder:subresource:status':
-        subresources['status'] = {};
-        break;
-      case 'kubebuilder:subresource:scale':
-        subresources['scale'] = {
-          specReplicasPath: v['specpath'],
-          statusReplicasPath: v['statuspath'],
-          ...(v['selectorpath'] !== undefined ? { labelSelectorPath: v['selectorpath'] } : {}),
-        };
-        break;
-      case 'kubebuilder:printcolumn': {
-        const c = m.value as ColumnArgs;
-        columns.push({
-          name: c.name,
-          type: c.type,
-          jsonPath: c.JSONPath,
-          ...(c.description ? { description: c.description } : {}),
-          ...(c.format ? { format: c.format } : {}),
-          ...(c.priority ? { priority: c.priority } : {}),
-        });
-        break;
-      }
-      case 'kubebuilder:selectablefield':
-        selectable.push({ jsonPath: v['JSONPath'] as string });
-        break;
-      case 'kubebuilder:unservedversion':
-        entry['served'] = false;
-        break;
-      case 'kubebuilder:deprecatedversion':
-        entry['deprecated'] = true;
-        if (typeof v['warning'] === 'string') entry['deprecationWarning'] = v['warning'];
-        break;
-    }
-  }
-  if (Object.keys(subresources).length > 0) entry['subresources'] = subresources;
-  if (columns.length > 0) entry['additionalPrinterColumns'] = columns;
-  if (selectable.length > 0) entry['selectableFields'] = selectable;
+  if (parts.deprecated) entry['deprecated'] = true;
+  if (parts.deprecationWarning !== undefined) entry['deprecationWarning'] = parts.deprecationWarning;
+  if (Object.keys(parts.subresources).length > 0) entry['subresources'] = parts.subresources;
+  if (parts.columns.length > 0) entry['additionalPrinterColumns'] = parts.columns;
+  if (parts.selectableFields.length > 0) entry['selectableFields'] = parts.selectableFields;
   return entry;
 }
 
@@ -205,7 +192,8 @@ function checkKindMarkers(ctx: ManifestContext, kindDecls: ReadonlySet<ts.Node>)
     for (const [node, markers] of ctx.builder.fileMarkers(sf).byNode) {
       if (kindDecls.has(node)) continue;
       const name = (node as ts.NamedDeclaration).name?.getText(sf) ?? 'this declaration';
-      for (const m of markers.filter((m) => m.definition.kindOnly)) {
+      // Markers that act on a CRD or a version of it stand on kinds only.
+      for (const m of markers.filter((m) => m.definition.crd || m.definition.version)) {
         ctx.diagnostics.push({
           file: m.file,
           line: m.line,
@@ -235,65 +223,35 @@ export function generateCrds(
   for (const [, versions] of [...byGroupKind.entries()].sort(([a], [b]) => cmp(a, b))) {
     const first = versions[0]!;
     const lower = first.kind.toLowerCase();
-    const names: Record<string, unknown> = {
-      kind: first.kind,
-      listKind: `${first.kind}List`,
-      plural: crdDefaultPlural(first.kind),
-      singular: lower,
+    const crd: CrdParts = {
+      names: {
+        kind: first.kind,
+        listKind: `${first.kind}List`,
+        plural: crdDefaultPlural(first.kind),
+        singular: lower,
+      },
+      scope: 'Namespaced',
+      annotations: { 'kubesmith.dev/version': options.version },
+      labels: {},
     };
-    let scope = 'Namespaced';
-    const annotations: Record<string, string> = { 'kubesmith.dev/version': options.version };
-    const labels: Record<string, string> = {};
-    const entries: { kv: KindVersion; entry: Record<string, unknown> }[] = [];
+    const entries: {
+      kv: KindVersion;
+      parts: VersionParts;
+      schema: JSONSchemaProps;
+      entry: Record<string, unknown>;
+    }[] = [];
     for (const kv of versions) {
-      if (kv.markers.some((m) => m.name === 'kubebuilder:skipversion')) continue;
-      for (const m of kv.markers) {
-        const v = m.value as Record<string, unknown>;
-        if (m.name === 'kubebuilder:resource') {
-          if (typeof v['path'] === 'string' && v['path']) names['plural'] = v['path'];
-          if (typeof v['singular'] === 'string' && v['singular']) names['singular'] = v['singular'];
-          if (Array.isArray(v['shortName'])) names['shortNames'] = v['shortName'];
-          if (Array.isArray(v['categories'])) names['categories'] = v['categories'];
-          scope = typeof v['scope'] === 'string' && v['scope'] ? v['scope'] : 'Namespaced';
-          if (scope !== 'Namespaced' && scope !== 'Cluster') {
-            ctx.diagnostics.push({
-              file: m.file,
-              line: m.line,
-              col: m.col,
-              code: 'invalid-marker',
-              message: `invalid scope ${JSON.stringify(scope)} in +kubebuilder:resource`,
-              hint: 'use scope=Namespaced or scope=Cluster',
-            });
-          }
-        }
-        if (m.name === 'kubebuilder:metadata') {
-          for (const a of (v['annotations'] as string[] | undefined) ?? []) {
-            const eq = a.indexOf('=');
-            if (eq < 0) {
-              ctx.diagnostics.push({
-                file: m.file,
-                line: m.line,
-                col: m.col,
-                code: 'invalid-marker',
-                message: `annotation ${a} is not in 'key=value' format`,
-              });
-            } else annotations[a.slice(0, eq)] = a.slice(eq + 1);
-          }
-          for (const l of (v['labels'] as string[] | undefined) ?? []) {
-            const eq = l.indexOf('=');
-            labels[eq < 0 ? l : l.slice(0, eq)] = eq < 0 ? '' : l.slice(eq + 1);
-          }
-        }
-      }
-      entries.push({ kv, entry: versionEntry(ctx, kv) });
+      const parts = versionParts(ctx, kv);
+      if (parts.skip) continue;
+      for (const m of kv.markers) m.definition.crd?.(crd, m.value, failAt(ctx, m));
+      const schema = ctx.builder.rootSchema(kv.decl);
+      entries.push({ kv, parts, schema, entry: versionEntry(kv, parts, schema) });
     }
     if (entries.length === 0) continue;
     entries.sort((a, b) => cmp(a.kv.version, b.kv.version));
     if (entries.length === 1) entries[0]!.entry['storage'] = true;
     else {
-      const storage = entries.filter(({ kv }) =>
-        kv.markers.some((m) => m.name === 'kubebuilder:storageversion'),
-      );
+      const storage = entries.filter(({ parts }) => parts.storage);
       if (storage.length !== 1) {
         const at = storage.length > 1 ? storage[1]!.kv.decl : entries[0]!.kv.decl;
         report(
@@ -309,8 +267,7 @@ export function generateCrds(
     // The apiserver's rules over each whole schema: a safety net behind the per-property checks, which
     // point at the exact source; so it runs only when those found nothing.
     if (!ctx.diagnostics.some(isError)) {
-      for (const { kv, entry } of entries) {
-        const schema = (entry['schema'] as { openAPIV3Schema: JSONSchemaProps }).openAPIV3Schema;
+      for (const { kv, schema } of entries) {
         for (const problem of crdSchemaProblems(schema)) {
           report(
             ctx,
@@ -323,15 +280,11 @@ export function generateCrds(
       }
     }
     if (options.maxDescLen !== undefined) {
-      for (const { entry } of entries) {
-        truncateDescriptions(
-          (entry['schema'] as { openAPIV3Schema: JSONSchemaProps }).openAPIV3Schema,
-          options.maxDescLen,
-        );
-      }
+      for (const { schema } of entries) truncateDescriptions(schema, options.maxDescLen);
     }
-    const plural = names['plural'] as string;
-    const crd = {
+    const { names, scope, annotations, labels } = crd;
+    const plural = names.plural;
+    const object = {
       apiVersion: 'apiextensions.k8s.io/v1',
       kind: 'CustomResourceDefinition',
       metadata: {
@@ -343,7 +296,7 @@ export function generateCrds(
     };
     files.push({
       path: `config/crd/bases/${first.group}_${plural}.yaml`,
-      documents: [crd],
+      documents: [object],
       source: first.decl,
     });
   }

@@ -3,20 +3,30 @@
  * and a Role per namespace (or per `roleName`), merged, de-duplicated and sorted exactly as controller-gen
  * v0.23 does, so a Go project and its TypeScript twin get the same role.yaml.
  */
-import type { Marker } from '../markers/index.js';
+import type { RbacRule } from '../markers/effects.js';
+import { T } from '../markers/grammar.js';
+import { defineMarker, optional, required, type Marker } from '../markers/registry.js';
+
+export type { RbacRule } from '../markers/effects.js';
 
 export const DEFAULT_ROLE_NAME = 'manager-role';
 
-/** The arguments of one `+kubebuilder:rbac` marker. */
-export interface RbacRule {
-  groups?: string[];
-  resources?: string[];
-  resourceNames?: string[];
-  verbs: string[];
-  urls?: string[];
-  namespace?: string;
-  roleName?: string;
-}
+/** `+kubebuilder:rbac`: one rule of the manager's role (or of the role it names), from anywhere. */
+export const RBAC_MARKER = defineMarker({
+  name: 'kubebuilder:rbac',
+  targets: ['package'],
+  args: {
+    groups: optional(T.list(T.string)),
+    resources: optional(T.list(T.string)),
+    resourceNames: optional(T.list(T.string)),
+    verbs: required(T.list(T.string)),
+    urls: optional(T.list(T.string)),
+    namespace: optional(T.string),
+    roleName: optional(T.string),
+  },
+  help: 'an RBAC rule of the manager role',
+  rbac: (rules, rule) => void rules.push(rule),
+});
 
 export interface PolicyRule {
   apiGroups?: string[];
@@ -167,6 +177,7 @@ export function generateRoles(rules: readonly RbacRule[], roleName = DEFAULT_ROL
 
 /** The roles of the `+kubebuilder:rbac` markers among `markers`. */
 export function rolesFromMarkers(markers: readonly Marker[], roleName = DEFAULT_ROLE_NAME): RoleObject[] {
-  const rules = markers.filter((m) => m.name === 'kubebuilder:rbac').map((m) => m.value as RbacRule);
+  const rules: RbacRule[] = [];
+  for (const m of markers) m.definition.rbac?.(rules, m.value);
   return generateRoles(rules, roleName);
 }

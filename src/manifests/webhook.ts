@@ -5,78 +5,61 @@
  * NoneOnDryRun, timeoutSeconds 1-30, url xor path, admissionReviewVersions) and ordering (by name).
  * `+kubebuilder:webhookconfiguration` names the configurations.
  */
-import type { Diagnostic, Marker } from '../markers/index.js';
-
-interface WebhookArgs {
-  mutating: boolean;
-  failurePolicy: string;
-  matchPolicy?: string;
-  sideEffects?: string;
-  timeoutSeconds?: number;
-  groups: string[];
-  resources: string[];
-  verbs: string[];
-  versions: string[];
-  name: string;
-  serviceName?: string;
-  serviceNamespace?: string;
-  path?: string;
-  servicePort?: number;
-  webhookVersions?: string[];
-  admissionReviewVersions: string[];
-  reinvocationPolicy?: string;
-  url?: string;
-  patch?: string;
-}
+import type { Diagnostic } from '../markers/diagnostics.js';
+import type { Fail, WebhookSet } from '../markers/effects.js';
+import { T } from '../markers/grammar.js';
+import { defineMarker, optional, required, type Marker } from '../markers/registry.js';
 
 const caseless = (value: string, known: readonly string[]): string =>
   known.find((k) => k.toLowerCase() === value.toLowerCase()) ?? value;
 
 const OPERATIONS = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT', '*'];
 
-/** The webhook configurations of the `+kubebuilder:webhook` markers among `markers`. */
-export function webhookConfigurations(markers: readonly Marker[], diagnostics: Diagnostic[]): unknown[] {
-  const fail = (m: Marker, message: string, hint?: string) =>
-    diagnostics.push({
-      file: m.file,
-      line: m.line,
-      col: m.col,
-      code: 'invalid-webhook',
-      message,
-      ...(hint ? { hint } : {}),
-    });
-
-  const names: Record<'mutating' | 'validating', string | undefined> = {
-    mutating: undefined,
-    validating: undefined,
-  };
-  for (const m of markers.filter((m) => m.name === 'kubebuilder:webhookconfiguration')) {
-    const v = m.value as { mutating: boolean; name?: string };
-    const key = v.mutating ? 'mutating' : 'validating';
-    if (names[key] !== undefined)
-      fail(m, `duplicate ${key} +kubebuilder:webhookconfiguration with name ${v.name ?? ''}`);
-    names[key] = v.name ?? '';
-  }
-
-  const mutating: { name: string; webhook: Record<string, unknown> }[] = [];
-  const validating: { name: string; webhook: Record<string, unknown> }[] = [];
-  for (const m of markers.filter((m) => m.name === 'kubebuilder:webhook')) {
-    const c = m.value as WebhookArgs;
-    const errorsBefore = diagnostics.length;
+/** `+kubebuilder:webhook`: one admission webhook, checked and added to its configuration. */
+export const WEBHOOK_MARKER = defineMarker({
+  name: 'kubebuilder:webhook',
+  targets: ['package'],
+  args: {
+    mutating: required(T.bool),
+    failurePolicy: required(T.string),
+    matchPolicy: optional(T.string),
+    sideEffects: optional(T.string),
+    timeoutSeconds: optional(T.int),
+    groups: required(T.list(T.string)),
+    resources: required(T.list(T.string)),
+    verbs: required(T.list(T.string)),
+    versions: required(T.list(T.string)),
+    name: required(T.string),
+    serviceName: optional(T.string),
+    serviceNamespace: optional(T.string),
+    path: optional(T.string),
+    servicePort: optional(T.int),
+    webhookVersions: optional(T.list(T.string)),
+    admissionReviewVersions: required(T.list(T.string)),
+    reinvocationPolicy: optional(T.string),
+    url: optional(T.string),
+    patch: optional(T.string),
+  },
+  help: 'an admission webhook',
+  webhook(set, c, report) {
+    let failed = false;
+    const fail: Fail = (message, hint) => {
+      failed = true;
+      report(message, hint);
+    };
     for (const version of c.webhookVersions ?? []) {
       if (version !== 'v1')
-        fail(m, `unsupported webhook version: ${version}`, 'use webhookVersions=v1 or leave it out');
+        fail(`unsupported webhook version: ${version}`, 'use webhookVersions=v1 or leave it out');
     }
     let matchPolicy: string | undefined;
     if (c.matchPolicy) {
       matchPolicy = caseless(c.matchPolicy, ['Exact', 'Equivalent']);
       if (matchPolicy !== 'Exact' && matchPolicy !== 'Equivalent') {
-        fail(m, `unknown value ${JSON.stringify(c.matchPolicy)} for matchPolicy`, 'use Exact or Equivalent');
+        fail(`unknown value ${JSON.stringify(c.matchPolicy)} for matchPolicy`, 'use Exact or Equivalent');
       }
     }
     if (Boolean(c.path) === Boolean(c.url)) {
       fail(
-        m,
         `webhook ${c.name}: url and path are required and mutually exclusive`,
         'give exactly one of path=/... or url=https://...',
       );
@@ -85,10 +68,9 @@ export function webhookConfigurations(markers: readonly Marker[], diagnostics: D
       ? caseless(c.sideEffects, ['None', 'NoneOnDryRun', 'Some', 'Unknown'])
       : undefined;
     if (sideEffects === undefined || !['None', 'NoneOnDryRun', 'Some', 'Unknown'].includes(sideEffects)) {
-      fail(m, `webhook ${c.name} has no sideEffects`, 'add sideEffects=None (or NoneOnDryRun) to the marker');
+      fail(`webhook ${c.name} has no sideEffects`, 'add sideEffects=None (or NoneOnDryRun) to the marker');
     } else if (sideEffects === 'Some' || sideEffects === 'Unknown') {
       fail(
-        m,
         `webhook ${c.name}: sideEffects must not be Some or Unknown in admissionregistration.k8s.io/v1`,
         'use sideEffects=None or NoneOnDryRun',
       );
@@ -98,19 +80,18 @@ export function webhookConfigurations(markers: readonly Marker[], diagnostics: D
       c.timeoutSeconds !== 0 &&
       (c.timeoutSeconds < 1 || c.timeoutSeconds > 30)
     ) {
-      fail(m, `webhook ${c.name}: timeoutSeconds must be between 1 and 30 seconds`);
+      fail(`webhook ${c.name}: timeoutSeconds must be between 1 and 30 seconds`);
     }
     if (c.admissionReviewVersions.length === 0) {
-      fail(m, `webhook ${c.name}: admissionReviewVersions is mandatory`, 'add admissionReviewVersions=v1');
+      fail(`webhook ${c.name}: admissionReviewVersions is mandatory`, 'add admissionReviewVersions=v1');
     }
     if (c.patch) {
       fail(
-        m,
         `webhook ${c.name}: patch= is not supported by kubesmith yet`,
         'set the fields through the marker arguments',
       );
     }
-    if (diagnostics.length > errorsBefore) continue;
+    if (failed) return;
 
     const rule = {
       apiGroups: c.groups.map((g) => (g === 'core' ? '' : g)),
@@ -145,11 +126,47 @@ export function webhookConfigurations(markers: readonly Marker[], diagnostics: D
         : undefined;
       if (reinvocation === 'Never' || reinvocation === 'IfNeeded')
         webhook['reinvocationPolicy'] = reinvocation;
-      mutating.push({ name: c.name, webhook });
+      set.mutating.push({ name: c.name, webhook });
     } else {
-      validating.push({ name: c.name, webhook });
+      set.validating.push({ name: c.name, webhook });
     }
+  },
+});
+
+/** `+kubebuilder:webhookconfiguration`: the name of the mutating or the validating configuration. */
+export const WEBHOOK_CONFIGURATION_MARKER = defineMarker({
+  name: 'kubebuilder:webhookconfiguration',
+  targets: ['package'],
+  args: { mutating: required(T.bool), name: optional(T.string) },
+  help: 'the name of a webhook configuration',
+  webhook(set, { mutating, name }, fail) {
+    const key = mutating ? 'mutating' : 'validating';
+    if (set.names[key] !== undefined)
+      fail(`duplicate ${key} +kubebuilder:webhookconfiguration with name ${name ?? ''}`);
+    set.names[key] = name ?? '';
+  },
+});
+
+/** The webhook configurations of the `+kubebuilder:webhook` markers among `markers`. */
+export function webhookConfigurations(markers: readonly Marker[], diagnostics: Diagnostic[]): unknown[] {
+  const set: WebhookSet = {
+    names: { mutating: undefined, validating: undefined },
+    mutating: [],
+    validating: [],
+  };
+  for (const m of markers) {
+    m.definition.webhook?.(set, m.value, (message, hint) =>
+      diagnostics.push({
+        file: m.file,
+        line: m.line,
+        col: m.col,
+        code: 'invalid-webhook',
+        message,
+        ...(hint ? { hint } : {}),
+      }),
+    );
   }
+  const { names, mutating, validating } = set;
 
   const byName = (a: { name: string }, b: { name: string }) =>
     a.name < b.name ? -1 : a.name > b.name ? 1 : 0;

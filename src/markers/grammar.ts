@@ -5,8 +5,10 @@
  * the text as controller-gen does.
  */
 
-/** The type of one marker argument. */
-export type ArgType =
+/** The type of one marker argument; `V` is the type of the values it parses to. */
+export type ArgType<V = unknown> = ArgKind & { readonly __value?: V };
+
+type ArgKind =
   | { kind: 'int' }
   | { kind: 'number' }
   | { kind: 'string' }
@@ -16,16 +18,23 @@ export type ArgType =
   | { kind: 'list'; item: ArgType }
   | { kind: 'map'; item: ArgType };
 
+const int: ArgType<number> = { kind: 'int' };
+const number: ArgType<number> = { kind: 'number' };
+const string: ArgType<string> = { kind: 'string' };
+const bool: ArgType<boolean> = { kind: 'bool' };
+const any: ArgType = { kind: 'any' };
+const json: ArgType = { kind: 'json' };
+
 export const T = {
-  int: { kind: 'int' },
-  number: { kind: 'number' },
-  string: { kind: 'string' },
-  bool: { kind: 'bool' },
-  any: { kind: 'any' },
-  json: { kind: 'json' },
-  list: (item: ArgType): ArgType => ({ kind: 'list', item }),
-  map: (item: ArgType): ArgType => ({ kind: 'map', item }),
-} as const satisfies Record<string, ArgType | ((item: ArgType) => ArgType)>;
+  int,
+  number,
+  string,
+  bool,
+  any,
+  json,
+  list: <V>(item: ArgType<V>): ArgType<V[]> => ({ kind: 'list', item }),
+  map: <V>(item: ArgType<V>): ArgType<Record<string, V>> => ({ kind: 'map', item }),
+};
 
 /** A syntax error at `offset` characters into the text that was parsed. */
 export class GrammarError extends Error {

@@ -1,6 +1,7 @@
 /** Comment markers: the grammar, the typed registry, and collection from TypeScript sources. */
 export * from './diagnostics.js';
 export * from './grammar.js';
+export * from './effects.js';
 export * from './registry.js';
 export * from './definitions.js';
 export * from './collect.js';

@@ -1,19 +1,57 @@
 /**
- * Typed marker definitions in a registry keyed by target (controller-tools' `MakeDefinition`), and the
- * parser that turns one raw marker line into a typed value or a diagnostic. Strict: a marker with a known
- * prefix that is unknown, misplaced or ill-typed is an error naming the nearest valid marker.
+ * Typed marker definitions that apply themselves (controller-tools' `MakeDefinition` + `ApplyToSchema`):
+ * `defineMarker` ties a marker's arguments, the type of its value and its effects together; a registry
+ * keyed by target holds them, and parses one raw marker line into a marker (carrying its definition and
+ * a value made from that definition's arguments, which is what its effects take) or a diagnostic.
+ * Strict: a marker with a known prefix that is unknown, misplaced or ill-typed is an error naming the
+ * nearest valid marker.
  */
+import type {
+  ApiDirectory,
+  CrdParts,
+  Fail,
+  FieldFacts,
+  RbacRule,
+  SchemaEffect,
+  VersionParts,
+  WebhookSet,
+} from './effects.js';
 import { Cursor, GrammarError, IDENT, parseValue, typeName, type ArgType } from './grammar.js';
 
 /** Where a marker may stand: a file (controller-gen's package), a type declaration, or a property. */
 export type Target = 'package' | 'type' | 'field';
 
-export interface ArgSpec {
-  type: ArgType;
+export interface ArgSpec<V = unknown> {
+  type: ArgType<V>;
   optional?: boolean;
 }
 
-export interface MarkerDefinition {
+/** A required argument or value of type `type`. */
+export const required = <V>(type: ArgType<V>): { type: ArgType<V> } => ({ type });
+/** An optional argument or value of type `type`. */
+export const optional = <V>(type: ArgType<V>): { type: ArgType<V>; optional: true } => ({
+  type,
+  optional: true,
+});
+
+/**
+ * What a marker does: to the schema it stands on, to its property, to its API directory, to its kind's
+ * CRD or version, to the role, to the webhooks. Each effect receives the marker's value, typed by the
+ * definition's arguments (the parser made it from them), and says what does not apply through `fail`.
+ * Effects are methods, not function properties, so that a `MarkerDefinition<number>` stands in the
+ * registry's list of `MarkerDefinition<unknown>`.
+ */
+export interface MarkerEffects<V> {
+  schema?: SchemaEffect<V>;
+  field?: FieldFacts;
+  directory?(dir: ApiDirectory, value: V): void;
+  crd?(crd: CrdParts, value: V, fail: Fail): void;
+  version?(version: VersionParts, value: V, fail: Fail): void;
+  rbac?(rules: RbacRule[], value: V): void;
+  webhook?(webhooks: WebhookSet, value: V, fail: Fail): void;
+}
+
+export interface MarkerDefinition<V = unknown> extends MarkerEffects<V> {
   /** Without the leading `+`: `kubebuilder:validation:Minimum`. */
   name: string;
   targets: readonly Target[];
@@ -21,18 +59,54 @@ export interface MarkerDefinition {
   args?: Readonly<Record<string, ArgSpec>>;
   /** The one anonymous value (`+name=value`). Neither args nor value: a flag (`+optional`). */
   value?: ArgSpec;
-  /** Only on the type of a kind (resource, subresource, printcolumn...). */
-  kindOnly?: boolean;
   /** Accepted and ignored: Go code-generation markers that mean nothing to kubesmith. */
   ignored?: boolean;
   help: string;
+}
+
+type SpecValue<S> = S extends { type: ArgType<infer V> } ? V : never;
+type IsOptional<S> = S extends { optional: true } ? true : false;
+/** The record of named arguments `A` parses to: optional arguments are optional properties. */
+type ArgsValue<A> = {
+  -readonly [K in keyof A as IsOptional<A[K]> extends true ? never : K]: SpecValue<A[K]>;
+} & { -readonly [K in keyof A as IsOptional<A[K]> extends true ? K : never]?: SpecValue<A[K]> };
+/** The value of a marker with anonymous value spec `S` or named arguments `A`; a flag's is `true`. */
+export type ValueOf<S, A> = [S] extends [ArgSpec]
+  ? IsOptional<S> extends true
+    ? SpecValue<S> | undefined
+    : SpecValue<S>
+  : [A] extends [Record<string, ArgSpec>]
+    ? ArgsValue<A>
+    : true;
+
+/**
+ * A marker definition whose effects are typed by its arguments: `value: required(T.number)` gives
+ * `apply(schema, value: number)`, `args: { url: required(T.string) }` gives `value.url: string`.
+ */
+export function defineMarker<
+  S extends ArgSpec | undefined = undefined,
+  A extends Readonly<Record<string, ArgSpec>> | undefined = undefined,
+>(
+  definition: {
+    name: string;
+    targets: readonly Target[];
+    value?: S;
+    args?: A;
+    ignored?: boolean;
+    help: string;
+  } & MarkerEffects<NoInfer<ValueOf<S, A>>>,
+): MarkerDefinition<ValueOf<S, A>> {
+  return definition;
 }
 
 /** A parsed marker: its definition, its value, and where it stands. */
 export interface Marker {
   name: string;
   definition: MarkerDefinition;
-  /** The anonymous value, the record of named arguments, or `true` for a flag. */
+  /**
+   * The anonymous value, the record of named arguments, or `true` for a flag: parsed from the
+   * definition's own arguments, so `definition`'s effects take it (`m.definition.crd?.(crd, m.value)`).
+   */
   value: unknown;
   /** The marker text from `+` to the end of the line. */
   raw: string;

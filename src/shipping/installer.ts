@@ -2,9 +2,9 @@
  * `dist/install.yaml`: config/default rendered by a real kustomize (`kubectl kustomize`) with the manager's
  * image set, as kubebuilder's `make build-installer`. kubebuilder edits config/manager/kustomization.yaml
  * (`kustomize edit set image`); this renders a throw-away overlay instead, so the user's files stay as they
- * are.
+ * are. The Helm chart (chart.ts) renders through the same overlay mechanism.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KubesmithError } from '../errors.js';
 import type { ImageReference } from '../project/image.js';
@@ -16,27 +16,41 @@ const KUSTOMIZE_TIMEOUT_MS = 120_000;
 const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 
 export async function renderInstaller(root: string, kubectl: string, image: ImageReference): Promise<string> {
-  // Inside the project, so that kustomize's load restrictions allow ../config/default.
+  const images = [
+    `- name: ${MANAGER_IMAGE}`,
+    `  newName: ${image.name}`,
+    ...(image.tag ? [`  newTag: ${JSON.stringify(image.tag)}`] : []),
+    ...(image.digest ? [`  digest: ${image.digest}`] : []),
+  ];
+  return renderOverlay(root, kubectl, {
+    'kustomization.yaml': [
+      'apiVersion: kustomize.config.k8s.io/v1beta1',
+      'kind: Kustomization',
+      'resources:',
+      '- ../config/default',
+      'images:',
+      ...images,
+      '',
+    ].join('\n'),
+  });
+}
+
+/**
+ * Renders a throw-away kustomization (its files by path, `kustomization.yaml` at the top) with
+ * `kubectl kustomize`. The overlay lives inside the project, so that kustomize's load restrictions allow
+ * `../config/...`, and is removed afterwards.
+ */
+export async function renderOverlay(
+  root: string,
+  kubectl: string,
+  files: Record<string, string>,
+): Promise<string> {
   const overlay = await mkdtemp(path.join(root, '.kubesmith-installer-'));
   try {
-    const images = [
-      `- name: ${MANAGER_IMAGE}`,
-      `  newName: ${image.name}`,
-      ...(image.tag ? [`  newTag: ${JSON.stringify(image.tag)}`] : []),
-      ...(image.digest ? [`  digest: ${image.digest}`] : []),
-    ];
-    await writeFile(
-      path.join(overlay, 'kustomization.yaml'),
-      [
-        'apiVersion: kustomize.config.k8s.io/v1beta1',
-        'kind: Kustomization',
-        'resources:',
-        '- ../config/default',
-        'images:',
-        ...images,
-        '',
-      ].join('\n'),
-    );
+    for (const [file, content] of Object.entries(files)) {
+      await mkdir(path.dirname(path.join(overlay, file)), { recursive: true });
+      await writeFile(path.join(overlay, file), content);
+    }
     const { execa } = await import('execa');
     const result = await execa(kubectl, ['kustomize', overlay], {
       reject: false,

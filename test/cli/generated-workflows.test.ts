@@ -49,8 +49,8 @@ function repositoryPins(): Map<string, string> {
 }
 
 describe('generated workflows', () => {
-  it('are test.yml and lint.yml, each with a read-only token', () => {
-    expect([...texts.keys()].sort()).toEqual(['lint.yml', 'test.yml']);
+  it('are test.yml, lint.yml and chart.yml, each with a read-only token', () => {
+    expect([...texts.keys()].sort()).toEqual(['chart.yml', 'lint.yml', 'test.yml']);
     for (const [file, text] of texts) {
       const workflow = parse(text) as Workflow;
       expect(workflow.permissions, file).toEqual({ contents: 'read' });
@@ -91,5 +91,18 @@ describe('generated workflows', () => {
     expect(cache).toBeGreaterThan(-1);
     expect(provide).toBeGreaterThan(cache);
     expect(test).toBeGreaterThan(provide);
+  });
+
+  it('chart.yml builds a pinned helm, renders the chart, then lints and templates it', () => {
+    const steps = (parse(texts.get('chart.yml')!) as Workflow).jobs['chart']!.steps;
+    const runs = steps.map((step) => step.run).filter(Boolean);
+    expect(runs).toEqual([
+      'go install helm.sh/helm/v3/cmd/helm@v3.19.0',
+      'npm ci',
+      'npx kubesmith envtest',
+      'npm run helm-chart',
+      'helm lint --strict dist/chart',
+      'helm template guestbook dist/chart --namespace guestbook-system > /dev/null',
+    ]);
   });
 });

@@ -22,6 +22,8 @@ describe('the kubesmith command', () => {
     [['manifests']],
     [['envtest']],
     [['build-installer']],
+    [['helm-chart']],
+    [['edit']],
     [['version']],
   ])('%j --help has examples', async (args) => {
     const dir = await tempDir();

@@ -1,0 +1,161 @@
+/**
+ * `kubesmith helm-chart`: a Helm chart in dist/chart/ from the kustomize output of config/default.
+ * `kubesmith edit --plugins helm` is the same command under kubebuilder's name
+ * (`kubebuilder edit --plugins=helm/v2-alpha`), so that kubebuilder users find it where they look.
+ */
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { KubesmithError, UsageError } from '../errors.js';
+import type { CommandContext } from './main.js';
+import { planResult, printPlan } from './shared.js';
+
+interface HelmChartFlags {
+  img?: string;
+  output: string;
+  force: boolean;
+  dryRun: boolean;
+}
+
+const HELP = `
+The chart's templates come from \`kubectl kustomize config/default\` (and config/prometheus and
+config/network-policy, behind values): run \`kubesmith manifests\` first (the project's
+\`npm run helm-chart\` does both). Run it again after \`create api\` or \`create webhook\`: new resources are
+added, Chart.yaml stays yours, and values.yaml keeps your values of keys that still exist. The command
+stops without writing when the chart directory holds a file it did not write, or a template you edited
+(--force overwrites).
+
+Examples:
+  $ kubesmith helm-chart --img registry.example.com/guestbook-operator:v0.1.0
+  $ kubesmith edit --plugins helm
+  $ helm install guestbook dist/chart -n guestbook-system --create-namespace`;
+
+export function registerHelmChart(program: Command, contextFor: (command: Command) => CommandContext): void {
+  const options = (command: Command) =>
+    command
+      .option('--img <image>', "the manager image in values.yaml (default: $IMG, else config/manager's)")
+      .option('--output <dir>', 'the chart directory, relative to the project root', 'dist/chart')
+      .option('--force', 'overwrite templates edited by hand, and remove such stale ones', false)
+      .option('--dry-run', 'print the files that would be written, and write nothing', false)
+      .addHelpText('after', HELP);
+
+  options(
+    program
+      .command('helm-chart')
+      .description('write a Helm chart (dist/chart/) from the kustomize output of config/default'),
+  ).action(async (flags: HelmChartFlags, command: Command) => {
+    await helmChart(flags, contextFor(command));
+  });
+
+  options(
+    program
+      .command('edit')
+      .description("kubebuilder's name for helm-chart: `edit --plugins helm` writes the Helm chart")
+      .requiredOption(
+        '--plugins <plugins>',
+        'the plugin to apply: helm (helm/v2-alpha, helm.kubebuilder.io/v2-alpha)',
+      ),
+  ).action(async (flags: HelmChartFlags & { plugins: string }, command: Command) => {
+    const plugins = flags.plugins.split(',').map((plugin) => plugin.trim());
+    const known = /^helm(?:\/v[12]-alpha|\.kubebuilder\.io\/v[12]-alpha)?$/;
+    const unknown = plugins.filter((plugin) => !known.test(plugin));
+    if (unknown.length > 0 || plugins.length === 0) {
+      throw new UsageError(
+        `unknown plugin "${unknown[0] ?? ''}" for edit`,
+        'kubesmith edit knows one plugin: --plugins helm (the same as `kubesmith helm-chart`)',
+      );
+    }
+    await helmChart(flags, contextFor(command));
+  });
+}
+
+async function helmChart(flags: HelmChartFlags, context: CommandContext): Promise<void> {
+  const { out, cwd, env } = context;
+  const text = flags.img ?? (env['IMG'] || undefined);
+  const { parseImageReference } = await import('../project/image.js');
+  const image = text === undefined ? undefined : parseImageReference(text);
+  if (text !== undefined && !image) {
+    throw new UsageError(
+      `invalid image reference "${text}"`,
+      'give [registry[:port]/]name[:tag][@sha256:digest] with a lower-case name, e.g. registry.example.com/guestbook-operator:v0.1.0',
+    );
+  }
+  const { loadProject } = await import('../project/find.js');
+  const { root, config } = await loadProject(cwd);
+  const chartDir = path.relative(root, path.resolve(cwd, flags.output)).split(path.sep).join('/');
+  if (chartDir === '' || chartDir.startsWith('../') || path.isAbsolute(chartDir)) {
+    throw new UsageError(
+      `--output ${flags.output} is not below the project`,
+      'give a directory such as dist/chart',
+    );
+  }
+
+  const { findKubectl } = await import('../shipping/kubectl.js');
+  const kubectl = await findKubectl(env);
+  out.debug(`rendering with ${kubectl}`);
+  const { renderChartSource } = await import('../shipping/chart-source.js');
+  const source = await renderChartSource(root, kubectl);
+  const { renderChart } = await import('../shipping/chart.js');
+  const chart = renderChart({
+    projectName: config.projectName,
+    objects: source.objects,
+    ...(image ? { image } : {}),
+  });
+  const { generatedValues, mergeValues } = await import('../shipping/chart-values.js');
+  const { chartSkeleton } = await import('../shipping/chart-skeleton.js');
+  const { planChart, VALUES_FILE } = await import('../shipping/chart-files.js');
+  // A part config/default already includes is on by default, as it is in install.yaml.
+  const values = generatedValues(chart.features, chart.defaults, {
+    prometheus: chart.features.prometheus && !source.added.includes('prometheus'),
+    networkPolicy: chart.features.networkPolicy && !source.added.includes('network-policy'),
+  });
+  const overrides: [string[], unknown][] = image
+    ? [
+        [['manager', 'image', 'repository'], chart.defaults.image.repository],
+        [['manager', 'image', 'tag'], chart.defaults.image.tag],
+        [['manager', 'image', 'digest'], chart.defaults.image.digest],
+      ]
+    : [];
+  const { plan, stale } = await planChart({
+    root,
+    chartDir,
+    files: [
+      ...chartSkeleton(config.projectName, chart.defaults.image.tag || '0.1.0'),
+      { path: VALUES_FILE, content: values },
+      ...chart.templates,
+    ],
+    values: (previous, file) => mergeValues(values, previous, file, overrides),
+    force: flags.force,
+  });
+
+  const { conflicts } = await import('../scaffold/plan.js');
+  const blocked = conflicts(plan);
+  if (blocked.length > 0 && !flags.dryRun) {
+    printPlan(out, plan);
+    throw new KubesmithError(
+      blocked.length === 1
+        ? `${blocked[0]!.path} was edited since kubesmith wrote it`
+        : `${blocked.length} files were edited since kubesmith wrote them: ${blocked.map((e) => e.path).join(', ')}`,
+      {
+        hint: 'make the change in config/ or values.yaml and run again, or pass --force to overwrite; nothing was written',
+      },
+    );
+  }
+  const result = { command: 'helm-chart', chart: chartDir, removed: stale, added: source.added };
+  if (flags.dryRun) {
+    printPlan(out, plan);
+    for (const file of stale) out.info(`remove     ${file} (no longer generated)`);
+    out.result(planResult(plan, { ...result, ok: true, dryRun: true }));
+    return;
+  }
+  const { applyPlan } = await import('../scaffold/apply.js');
+  await applyPlan(plan);
+  // After the writes: a template of the previous run that config/ no longer renders.
+  for (const file of stale) await rm(path.join(root, file), { force: true });
+  printPlan(out, plan);
+  for (const file of stale) out.info(`removed    ${file} (no longer generated)`);
+  out.info(
+    `Next: helm lint ${chartDir} && helm install ${config.projectName} ${chartDir} -n ${config.projectName}-system --create-namespace`,
+  );
+  out.result(planResult(plan, { ...result, ok: true }));
+}

@@ -1,0 +1,91 @@
+/**
+ * The one type mapper: a type gives the same schema whether it is written (`v: Mode`) or computed (`T`
+ * of `Box<Mode>`), because every construct is mapped in one place and the written node only adds names.
+ */
+import { describe, expect, it } from 'vitest';
+import { Project, ts } from 'ts-morph';
+import { defaultRegistry, formatDiagnostic, sortDiagnostics, type Diagnostic } from '../markers/index.js';
+import { SchemaBuilder } from './build.js';
+import type { JSONSchemaProps } from './types.js';
+
+function schemaOf(source: string): { schema: JSONSchemaProps; diagnostics: string[] } {
+  const project = new Project({
+    useInMemoryFileSystem: true,
+    compilerOptions: { strict: true, target: ts.ScriptTarget.ES2022 },
+  });
+  const sf = project.createSourceFile('/src/types.ts', source).compilerNode;
+  const diagnostics: Diagnostic[] = [];
+  const builder = new SchemaBuilder({
+    checker: project.getTypeChecker().compilerObject,
+    registry: defaultRegistry(),
+    diagnostics,
+    displayPath: () => 'types.ts',
+  });
+  const root = sf.statements.find(
+    (s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === 'Root',
+  );
+  if (!root) throw new Error('no Root');
+  const schema = builder.declarationSchema(root, 'Root');
+  return { schema, diagnostics: sortDiagnostics(diagnostics).map(formatDiagnostic) };
+}
+
+describe('the type mapper', () => {
+  it('maps a type written and the same type reached through a type argument alike', () => {
+    const { schema, diagnostics } = schemaOf(`
+      type int32 = number & { readonly __kubesmithType?: 'int32' };
+      /** Mode of operation. */
+      type Mode = 'b' | 'a';
+      enum Color { Red = 'red', Blue = 'blue' }
+      /** An item. */
+      interface Item { name: string; count?: int32 }
+      interface Box<T> { v: T }
+      export interface Root {
+        mode: Mode; boxedMode: Box<Mode>;
+        color: Color; boxedColor: Box<Color>;
+        count: int32; boxedCount: Box<int32>;
+        item: Item; boxedItem: Box<Item>;
+        items: Item[]; boxedItems: Box<Item[]>;
+        flag: boolean | null; boxedFlag: Box<boolean | null>;
+      }`);
+    expect(diagnostics).toEqual([]);
+    const props = schema.properties ?? {};
+    for (const name of ['mode', 'color', 'count', 'item', 'items', 'flag']) {
+      const boxed = `boxed${name[0]!.toUpperCase()}${name.slice(1)}`;
+      expect(props[boxed]?.properties?.['v'], name).toEqual(props[name]);
+    }
+    expect(props['mode']).toEqual({ description: 'Mode of operation.', type: 'string', enum: ['b', 'a'] });
+    expect(props['flag']).toEqual({ type: 'boolean', nullable: true });
+  });
+
+  it('maps mapped types written as an alias, negative number literals, and generic aliases of arrays', () => {
+    const { schema, diagnostics } = schemaOf(`
+      type int32 = number & { readonly __kubesmithType?: 'int32' };
+      type Flags = { [K in 'x' | 'y']?: boolean };
+      type Values<K, V> = V[];
+      export interface Root { flags: Flags; level: -1 | 0 | 1; values: Values<string, int32> }`);
+    expect(diagnostics).toEqual([]);
+    expect(schema.properties?.['flags']).toEqual({
+      type: 'object',
+      properties: { x: { type: 'boolean' }, y: { type: 'boolean' } },
+    });
+    expect(schema.properties?.['level']).toEqual({ type: 'number', enum: [-1, 0, 1] });
+    expect(schema.properties?.['values']).toEqual({
+      type: 'array',
+      items: { type: 'integer', format: 'int32' },
+    });
+  });
+
+  it('reports a construct the same way written or computed', () => {
+    const { diagnostics } = schemaOf(`
+      interface Box<T> { v: T }
+      export interface Root { pair: [string, number]; boxedPair: Box<[string, number]> }`);
+    expect(diagnostics.map((d) => d.split('\n')[1])).toEqual([
+      '  hint: use an array T[] or an object with named properties',
+      '  hint: use an array T[] or an object with named properties',
+    ]);
+    expect(diagnostics.map((d) => d.split('\n')[0])).toEqual([
+      'types.ts:3:37: error: Root.pair: a tuple has no CRD schema',
+      'types.ts:3:66: error: Root.boxedPair.v: a tuple has no CRD schema',
+    ]);
+  });
+});

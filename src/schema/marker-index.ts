@@ -1,0 +1,46 @@
+/**
+ * The markers and doc comments of each source file, collected once per file (on first use) and looked up
+ * per declaration. Collecting a file also reports its unknown, misplaced and ill-typed markers.
+ */
+import type { ts } from '../manifests/ts-morph.cjs';
+import {
+  collectFileMarkers,
+  commentTextLines,
+  type Diagnostic,
+  type FileMarkers,
+  type Marker,
+  type MarkerRegistry,
+} from '../markers/index.js';
+import { describe } from './description.js';
+
+export class MarkerIndex {
+  private readonly files = new Map<ts.SourceFile, FileMarkers>();
+
+  constructor(
+    private readonly registry: MarkerRegistry,
+    private readonly displayPath: (sf: ts.SourceFile) => string,
+    private readonly diagnostics: Diagnostic[],
+  ) {}
+
+  /** The parsed markers and docs of a file. */
+  fileMarkers(sf: ts.SourceFile): FileMarkers {
+    let markers = this.files.get(sf);
+    if (!markers) {
+      markers = collectFileMarkers(sf, this.registry, this.displayPath(sf), this.diagnostics);
+      this.files.set(sf, markers);
+    }
+    return markers;
+  }
+
+  /** The markers directly above a declaration (interface, type alias, class, enum, property). */
+  markersOf(node: ts.Node): Marker[] {
+    return this.fileMarkers(node.getSourceFile()).byNode.get(node) ?? [];
+  }
+
+  /** The description of a declaration, from its JSDoc (description.ts). */
+  descriptionOf(node: ts.Node): string | undefined {
+    const sf = node.getSourceFile();
+    const range = this.fileMarkers(sf).docs.get(node);
+    return range ? describe(commentTextLines(sf.getFullText(), range)) : undefined;
+  }
+}

@@ -1,0 +1,159 @@
+import { describe, expect, it } from 'vitest';
+import { renderChart } from './chart.js';
+import { generatedValues, mergeValues } from './chart-values.js';
+import { parseManifest } from './chart-files.js';
+
+const deployment = {
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: {
+    labels: { 'app.kubernetes.io/managed-by': 'kustomize', 'app.kubernetes.io/name': 'demo' },
+    name: 'demo-controller-manager',
+    namespace: 'demo-system',
+  },
+  spec: {
+    replicas: 1,
+    selector: { matchLabels: { 'app.kubernetes.io/name': 'demo' } },
+    template: {
+      metadata: { labels: { 'app.kubernetes.io/name': 'demo' } },
+      spec: {
+        containers: [
+          {
+            name: 'manager',
+            image: 'registry.example.com/demo:v1',
+            args: ['--leader-elect', '--metrics-bind-address=:8443'],
+            ports: [{ containerPort: 8443, name: 'metrics', protocol: 'TCP' }],
+            resources: { limits: { memory: '192Mi' } },
+          },
+        ],
+        serviceAccountName: 'demo-controller-manager',
+      },
+    },
+  },
+};
+const crd = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'widgets.demo.example.com' },
+  spec: { versions: [{ name: 'v1', schema: { description: 'a {{ template }} in a description' } }] },
+};
+const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'demo-system' } };
+
+describe('renderChart', () => {
+  const chart = renderChart({ projectName: 'demo', objects: [namespace, crd, deployment] });
+  const file = (name: string) => chart.templates.find((t) => t.path === name)?.content ?? '';
+
+  it('one template per object, by part of config/, the Namespace left to helm', () => {
+    expect(chart.templates.map((t) => t.path)).toEqual([
+      'templates/crd/widgets.demo.example.com.yaml',
+      'templates/manager/manager.yaml',
+    ]);
+  });
+
+  it('turns kustomize names, namespace and labels back into Helm expressions', () => {
+    const manager = file('templates/manager/manager.yaml');
+    expect(manager).toContain('name: "{{ include "demo.fullname" . }}-controller-manager"');
+    expect(manager).toContain('namespace: "{{ .Release.Namespace }}"');
+    expect(manager).toContain('serviceAccountName: "{{ include "demo.fullname" . }}-controller-manager"');
+    expect(manager).toContain('{{- include "demo.labels" . | nindent 4 }}');
+    expect(manager).not.toContain('kustomize');
+    expect(manager).toContain('replicas: {{ .Values.manager.replicas }}');
+    expect(manager).toMatch(
+      /\{\{- if \.Values\.leaderElection\.enable \}\}\n\s+- --leader-elect\n\{\{- end \}\}/,
+    );
+  });
+
+  it('escapes template syntax of the source and gates CRDs behind crd.enable and crd.keep', () => {
+    const text = file('templates/crd/widgets.demo.example.com.yaml');
+    expect(text).toContain('a {{ "{{" }} template }} in a description');
+    expect(text).toMatch(/^\{\{- if \.Values\.crd\.enable \}\}$/m);
+    expect(text).toContain('{{- if .Values.crd.keep }}\n    helm.sh/resource-policy: keep\n{{- end }}');
+  });
+
+  it('takes the defaults of values.yaml from the manager', () => {
+    expect(chart.defaults).toEqual({
+      image: { repository: 'registry.example.com/demo', tag: 'v1', digest: '' },
+      replicas: 1,
+      resources: { limits: { memory: '192Mi' } },
+      metricsPort: 8443,
+    });
+    expect(chart.features).toEqual({
+      webhook: false,
+      certManager: false,
+      prometheus: false,
+      networkPolicy: false,
+    });
+  });
+
+  it('is deterministic', () => {
+    const again = renderChart({ projectName: 'demo', objects: [namespace, crd, deployment] });
+    expect(again.templates).toEqual(chart.templates);
+  });
+
+  it('refuses output without the manager Deployment', () => {
+    expect(() => renderChart({ projectName: 'demo', objects: [crd] })).toThrow(
+      'config/default: renders no Deployment named <prefix>controller-manager',
+    );
+  });
+});
+
+describe('mergeValues', () => {
+  const defaults = {
+    image: { repository: 'controller', tag: 'latest', digest: '' },
+    replicas: 1,
+    resources: { limits: { memory: '192Mi' } },
+    metricsPort: 8443,
+  };
+  const none = { webhook: false, certManager: false, prometheus: false, networkPolicy: false };
+  const withWebhook = { ...none, webhook: true, certManager: true };
+
+  it('keeps the user values of keys that exist, adds new keys, drops keys that are gone', () => {
+    const before = mergeValues(generatedValues(none, defaults), '', 'values.yaml');
+    const edited = before
+      .replace('replicas: 1', 'replicas: 3')
+      .replace(/resources:\n(\s+.*\n)+?(?=\n)/, 'resources:\n    requests:\n      cpu: 1\n')
+      .concat('stale:\n  key: 1\n');
+    const after = mergeValues(generatedValues(withWebhook, defaults), edited, 'values.yaml');
+    expect(after).toContain('replicas: 3');
+    expect(after).toMatch(/resources:\n {4}requests:\n {6}cpu: 1\n/);
+    expect(after).toContain('webhook:\n  enable: true');
+    expect(after).not.toContain('stale');
+    // Comments are kubesmith's, and a second run with nothing changed gives the same bytes.
+    expect(after).toContain('# helm.sh/resource-policy: keep');
+    expect(mergeValues(generatedValues(withWebhook, defaults), after, 'values.yaml')).toBe(after);
+  });
+
+  it('a part config/default includes itself is on by default', () => {
+    const text = generatedValues(none, defaults, { prometheus: true, networkPolicy: false });
+    expect(text).toMatch(/^prometheus:\n {2}enable: true$/m);
+    expect(text).toMatch(/^networkPolicy:\n {2}enable: false$/m);
+    expect(generatedValues(none, defaults)).toMatch(/^prometheus:\n {2}enable: false$/m);
+  });
+
+  it('command-line overrides win over the user file', () => {
+    const text = mergeValues(
+      generatedValues(none, defaults),
+      'manager:\n  image:\n    tag: mine\n',
+      'v.yaml',
+      [[['manager', 'image', 'tag'], 'v2']],
+    );
+    expect(text).toMatch(/^ {4}tag: v2$/m);
+    expect(text).not.toContain('mine');
+  });
+
+  it('a values.yaml that does not parse is an error with its line', () => {
+    expect(() => mergeValues(generatedValues(none, defaults), 'a: [\n', 'dist/chart/values.yaml')).toThrow(
+      /^dist\/chart\/values\.yaml:\d+:\d+: not valid YAML/,
+    );
+  });
+});
+
+describe('parseManifest', () => {
+  it("reads paths and hashes, - for the files that are the user's", () => {
+    const hash = 'a'.repeat(64);
+    expect([...parseManifest(`# comment\n-  Chart.yaml\n${hash}  templates/x.yaml\n`)]).toEqual([
+      ['Chart.yaml', ''],
+      ['templates/x.yaml', hash],
+    ]);
+  });
+});
