@@ -1,13 +1,14 @@
 /**
- * A V8 code cache for ts-morph's three bundles (TypeScript's 9 MB compiler among them), for Node versions
+ * A V8 code cache for ts-morph's bundles (TypeScript's 9 MB compiler among them), for Node versions
  * without `module.enableCompileCache` (before 22.1). Compiling them is a fifth of a cold
  * `kubesmith manifests` on Node 20; with the cache, V8 skips parsing them and the functions compiled in an
  * earlier run.
  *
  * While ts-morph is required, its bundles are compiled with `vm.Script` and the cached data kept in
  * `.cache/kubesmith/v8/` of the node_modules directory that holds ts-morph, one file per bundle, named by
- * a hash of the bundle's path and source (about 10 ms for the three: file times are no proof, npm gives
- * every installed file the same one) and of Node's version and architecture. A cache V8 rejects (other V8
+ * a hash of the bundle's path and source (about 10 ms for the compiler, the one bundle the generator loads:
+ * file times are no proof, npm gives every installed file the same one) and of Node's version and
+ * architecture. A cache V8 rejects (other V8
  * flags) is rewritten; one that cannot be read or written is done without. The data is written when the
  * process exits, so it includes what the run compiled, to a temporary file renamed into place.
  * `NODE_DISABLE_COMPILE_CACHE=1` turns it off, as it does Node's own compile cache.
@@ -18,7 +19,7 @@ import Module from 'node:module';
 import path from 'node:path';
 import vm from 'node:vm';
 
-/** The bundles worth caching: ts-morph.js, ts-morph-common.js and typescript.js. */
+/** The bundles worth caching: typescript.js (and ts-morph.js, ts-morph-common.js, where they are loaded). */
 const BUNDLE = /[\\/]node_modules[\\/](?:ts-morph|@ts-morph[\\/]common)[\\/]dist[\\/][^\\/]+\.js$/;
 
 interface Compile {
@@ -46,12 +47,16 @@ export function installCodeCache(): () => void {
   ) {
     return nothing;
   }
-  let dir: string;
-  try {
-    const pkg = require.resolve('ts-morph/package.json');
-    dir = path.join(path.dirname(path.dirname(pkg)), '.cache', 'kubesmith', 'v8');
-  } catch {
-    return nothing;
+  // KUBESMITH_CODE_CACHE_DIR puts the cache elsewhere: the code cache's own test uses it, so that the
+  // kubesmith processes other tests run at the same time cannot rewrite the files it damages on purpose.
+  let dir = process.env['KUBESMITH_CODE_CACHE_DIR'] ?? '';
+  if (!dir) {
+    try {
+      const pkg = require.resolve('ts-morph/package.json');
+      dir = path.join(path.dirname(path.dirname(pkg)), '.cache', 'kubesmith', 'v8');
+    } catch {
+      return nothing;
+    }
   }
   const entries: Entry[] = [];
   const original = proto._compile;

@@ -1,25 +1,34 @@
 /**
- * The one context every generator pass shares: the project root, one ts-morph Project over `src/`, one
+ * The one context every generator pass shares: the project root, one TypeScript program over the API files
+ * (`src/api/**` and what they import), the other sources of `src/` parsed for their markers only, one
  * marker collection, one schema builder, and the diagnostics list they all append to.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { Project, ts } from './ts-morph.cjs';
+import { ts } from './ts-morph.cjs';
 import { readProjectDomain } from '../project/find.js';
 import { defaultRegistry, type Diagnostic, type Marker, type MarkerRegistry } from '../markers/index.js';
 import { SchemaBuilder } from '../schema/index.js';
+import { checkSubset, importsOf, planSubset, resolverFor, type Imports } from './declarations.js';
+import { createProgram, parseOptions, projectOptions } from './program.js';
 
 export interface ManifestContext {
   root: string;
   /** The PROJECT file's domain, when it has one. Read from PROJECT when first asked for. */
   readonly domain: string | undefined;
-  project: Project;
+  /** The program of the API files (`src/api/**`) and what they import. */
+  program: ts.Program;
   checker: ts.TypeChecker;
   registry: MarkerRegistry;
   builder: SchemaBuilder;
   diagnostics: Diagnostic[];
-  /** The scanned sources (`src/**\/*.ts` without tests and declarations), sorted by path. */
+  /**
+   * The scanned sources (`src/**\/*.ts` without tests and declarations), sorted by path: those of the
+   * program (`src/api/**` and the files they import), and the others, parsed alone for their markers.
+   */
   sources: ts.SourceFile[];
+  /** Whether the program loaded the smaller entries of the runtime and client-node (declarations.ts). */
+  declarations: 'subset' | 'full';
   displayPath(sf: ts.SourceFile): string;
   /** File-level markers of every scanned source, in path then source order. */
   packageMarkers(): Marker[];
@@ -46,32 +55,89 @@ const GENERATOR_OPTIONS: ts.CompilerOptions = {
   types: [],
 };
 
+/** The `.ts` files under `dir` but tests and declarations (as ts-morph's `**\/*.ts` glob found them: no dot entries). */
+function sourceFiles(dir: string, out: string[] = [], seen = new Set<string>()): string[] {
+  let entries;
+  try {
+    const real = realpathSync(dir);
+    if (seen.has(real)) return out; // a symbolic link back up the tree
+    seen.add(real);
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return out;
+  }
+  for (const entry of entries) {
+    if (entry.name.startsWith('.')) continue;
+    const file = `${dir}/${entry.name}`;
+    const isDir =
+      entry.isDirectory() ||
+      (entry.isSymbolicLink() && statSync(file, { throwIfNoEntry: false })?.isDirectory());
+    if (isDir) sourceFiles(file, out, seen);
+    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') && !entry.name.endsWith('.d.ts'))
+      out.push(file);
+  }
+  return out;
+}
+
+/**
+ * The program over the API files: with the smaller entries of the runtime and client-node when every
+ * import of them can be traced (declarations.ts), else, or when another file of the program imports
+ * them for more, with the full declarations.
+ */
+function apiProgram(
+  root: string,
+  apiFiles: string[],
+  overlay: ReadonlyMap<string, string>,
+  read: (file: string) => string,
+): { program: ts.Program; declarations: 'subset' | 'full' } {
+  const options = projectOptions(root, GENERATOR_OPTIONS, COMPILER_OPTIONS);
+  const cache = new Map<string, ts.SourceFile>();
+  const full = () => ({
+    program: createProgram(apiFiles, options, overlay, cache),
+    declarations: 'full' as const,
+  });
+  const wanted: Imports = { names: new Map() };
+  for (const file of apiFiles) {
+    const sf = ts.createSourceFile(file, read(file), parseOptions(options));
+    cache.set(file, sf);
+    for (const [pkg, names] of importsOf(sf).names) {
+      if (!wanted.names.has(pkg)) wanted.names.set(pkg, new Set());
+      const set = wanted.names.get(pkg);
+      if (!names) wanted.names.set(pkg, undefined);
+      else for (const n of names) set?.add(n);
+    }
+  }
+  const first = apiFiles[0];
+  if (first === undefined || wanted.names.size === 0) return full();
+  const subset = planSubset(wanted, first, resolverFor(options));
+  if (!subset) return full();
+  const program = createProgram(apiFiles, options, new Map([...overlay, ...subset.entries]), cache);
+  if (checkSubset(program, subset)) return { program, declarations: 'subset' };
+  return full();
+}
+
 /**
  * `planned`: files (relative to root) whose content stands for what is on disk, and files not yet written:
  * the TypeScript of a scaffold's plan, so that its manifests are generated before anything is written.
  */
 export function createContext(root: string, planned?: ReadonlyMap<string, string>): ManifestContext {
-  const tsconfig = path.join(root, 'tsconfig.json');
-  const project = existsSync(tsconfig)
-    ? new Project({
-        tsConfigFilePath: tsconfig,
-        skipAddingFilesFromTsConfig: true,
-        compilerOptions: GENERATOR_OPTIONS,
-      })
-    : new Project({ compilerOptions: COMPILER_OPTIONS });
-  const srcDir = path.join(root, 'src');
-  if (existsSync(srcDir)) {
-    project.addSourceFilesAtPaths([
-      `${srcDir.split(path.sep).join('/')}/**/*.ts`,
-      `!${srcDir.split(path.sep).join('/')}/**/*.test.ts`,
-      `!${srcDir.split(path.sep).join('/')}/**/*.d.ts`,
-    ]);
-  }
+  const srcDir = path.join(root, 'src').split(path.sep).join('/');
+  const overlay = new Map<string, string>();
   for (const [file, content] of planned ?? []) {
     if (!/^src\/.*\.ts$/.test(file) || /\.(test|d)\.ts$/.test(file)) continue;
-    project.createSourceFile(path.join(root, file), content, { overwrite: true });
+    overlay.set(path.join(root, file).split(path.sep).join('/'), content);
   }
-  const checker = project.getTypeChecker().compilerObject;
+  const read = (file: string): string => overlay.get(file) ?? readFileSync(file, 'utf8');
+  const onDisk = existsSync(srcDir) ? sourceFiles(srcDir) : [];
+  const all = [...new Set([...onDisk, ...overlay.keys()])].sort();
+  const apiDir = `${srcDir}/api/`;
+  const { program, declarations } = apiProgram(
+    root,
+    all.filter((f) => f.startsWith(apiDir)),
+    overlay,
+    read,
+  );
+  const checker = program.getTypeChecker();
   const registry = defaultRegistry();
   const diagnostics: Diagnostic[] = [];
   const displayPath = (sf: ts.SourceFile): string =>
@@ -87,22 +153,23 @@ export function createContext(root: string, planned?: ReadonlyMap<string, string
       const dir = path.dirname(sf.fileName);
       let optional = optionalDirs.get(dir);
       if (optional === undefined) {
-        optional = project
-          .getSourceFiles()
-          .filter((f) => path.dirname(f.getFilePath()) === dir)
+        optional = sources
+          .filter((f) => path.dirname(f.fileName) === dir)
           .some((f) =>
-            builder
-              .fileMarkers(f.compilerNode)
-              .package.some((m) => m.name === 'kubebuilder:validation:Optional'),
+            builder.fileMarkers(f).package.some((m) => m.name === 'kubebuilder:validation:Optional'),
           );
         optionalDirs.set(dir, optional);
       }
       return optional;
     },
   });
-  const sources = project
-    .getSourceFiles()
-    .map((f) => f.compilerNode)
+  // The program's files (those under src/api and what they import), and the others parsed alone: their
+  // markers (rbac, webhook...) are read from comments, without types.
+  const sources = all
+    .map(
+      (file) =>
+        program.getSourceFile(file) ?? ts.createSourceFile(file, read(file), ts.ScriptTarget.Latest, true),
+    )
     .sort((a, b) => (displayPath(a) < displayPath(b) ? -1 : displayPath(a) > displayPath(b) ? 1 : 0));
   let domain: { value: string | undefined } | undefined;
   return {
@@ -110,12 +177,13 @@ export function createContext(root: string, planned?: ReadonlyMap<string, string
     get domain() {
       return (domain ??= { value: readProjectDomain(root) }).value;
     },
-    project,
+    program,
     checker,
     registry,
     builder,
     diagnostics,
     sources,
+    declarations,
     displayPath,
     packageMarkers: () => sources.flatMap((sf) => builder.fileMarkers(sf).package),
   };

@@ -3,21 +3,24 @@
  * 200 kinds: first run (no outputs, no stamp, no code cache), cold (no outputs, no stamp) and re-run (inputs
  * and outputs unchanged), against `tsc --noEmit` (the floor: the TypeScript and lib files that ts-morph
  * bundles, see tsc.cjs; also the `typescript` package's own `tsc` bin) and against ts-json-schema-generator
- * and typescript-json-schema on the same types. Prints the median wall time and the median peak RSS of each
- * as a markdown table (stdout).
+ * and typescript-json-schema on the same types, and against controller-gen on the Go twin of the same API
+ * (warm Go build cache). Then times `kubesmith create api` in a quick-start project. Prints the median wall
+ * time, CPU time and peak RSS of each as markdown tables (stdout).
  *
- * Options: --sizes 1,10 --runs 3 --out results.md (also writes the table there).
+ * Options: --sizes 1,10 --runs 3 --out results.md (also writes the tables there).
  * Every process is checked: kubesmith must write one CRD per kind (and say `cached` on a re-run), the peers
- * must emit a schema per kind, tsc must exit 0.
+ * must emit a schema per kind, tsc must exit 0, controller-gen's CRDs must be kubesmith's as data (the
+ * number of differing schema paths is reported), `create api` must write the kind's CRD.
  */
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { writeSyntheticProject } from './synthetic.mjs';
+import { compareCrds, CONTROLLER_GEN_VERSION, ensureControllerGen } from './controller-gen.mjs';
+import { writeGoTwin, writeSyntheticProject } from './synthetic.mjs';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const require = createRequire(import.meta.url);
@@ -90,8 +93,9 @@ async function definitionsOf(file, kinds) {
 }
 
 /**
- * Runs `node ...args` in `cwd`; returns its wall time (ms) and peak RSS (MiB). The peak RSS comes from
- * peak-rss.cjs, preloaded with NODE_OPTIONS: Node alone, the same for every tool, on any OS.
+ * Runs `node ...args` in `cwd`; returns its wall time (ms), peak RSS (MiB) and CPU time (ms). The peak
+ * RSS and CPU time come from peak-rss.cjs, preloaded with NODE_OPTIONS: Node alone, the same for every
+ * Node tool, on any OS.
  */
 async function measure(cwd, args, extraEnv = {}) {
   const rssFile = path.join(cwd, `.rss-${process.pid}`);
@@ -114,12 +118,43 @@ async function measure(cwd, args, extraEnv = {}) {
       `node ${args.join(' ')} failed in ${cwd} (exit ${result.status}):\n${result.stderr}${result.stdout}`,
     );
   }
+  return { ms, ...(await usageOf(rssFile)), result };
+}
+
+/** The peak RSS (MiB) and CPU time (ms) peak-rss.cjs wrote for the processes of one measurement. */
+async function usageOf(rssFile) {
   // One line per process that exited (a tool that forks would write several): the largest peak, all CPU.
   const lines = (await readFile(rssFile, 'utf8')).trim().split('\n');
   const usage = lines.map((l) => l.split(' ').map(Number));
   const kib = Math.max(...usage.map(([maxRss]) => maxRss));
   const cpu = usage.reduce((sum, [, micros]) => sum + micros / 1000, 0);
-  return { ms, mib: kib / 1024, cpu, result };
+  return { mib: kib / 1024, cpu };
+}
+
+/**
+ * Runs a native program (controller-gen) in `cwd` under GNU time, which reports its peak RSS (KiB) and
+ * CPU time as peak-rss.cjs does for Node; without /usr/bin/time, wall time only. GNU time adds a fork and
+ * an exec (about a millisecond) to the wall time.
+ */
+const GNU_TIME = '/usr/bin/time';
+const hasGnuTime = spawnSync(GNU_TIME, ['-f', '%M', 'true'], { encoding: 'utf8' }).status === 0;
+async function measureNative(cwd, command, args) {
+  const rssFile = path.join(cwd, `.rss-${process.pid}`);
+  await rm(rssFile, { force: true });
+  const argv = hasGnuTime
+    ? [GNU_TIME, '-f', '%M %U %S', '-o', rssFile, command, ...args]
+    : [command, ...args];
+  const started = process.hrtime.bigint();
+  const result = spawnSync(argv[0], argv.slice(1), { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  if (result.status !== 0) {
+    throw new Error(
+      `${command} ${args.join(' ')} failed in ${cwd} (exit ${result.status}):\n${result.stderr}`,
+    );
+  }
+  if (!hasGnuTime) return { ms, mib: NaN, cpu: NaN, result };
+  const [kib, user, sys] = (await readFile(rssFile, 'utf8')).trim().split('\n').at(-1).split(' ').map(Number);
+  return { ms, mib: kib / 1024, cpu: (user + sys) * 1000, result };
 }
 
 const median = (xs) => {
@@ -135,12 +170,26 @@ const summary = (samples) => ({
   cpu: median(samples.map((s) => s.cpu)),
 });
 
+const controllerGen = ensureControllerGen();
+const controllerGenArgs = (out) => ['crd:allowDangerousTypes=true', 'paths=./...', `output:crd:dir=${out}`];
+
 const loadStart = os.loadavg()[0];
 const rows = [];
 for (const size of sizes) {
   const dir = await mkdtemp(path.join(os.tmpdir(), `kubesmith-bench-${size}-`));
   try {
     const kinds = await writeSyntheticProject(dir, size);
+    // The Go twin, outside src/ (kubesmith reads src/ only); one untimed run warms Go's build cache, as
+    // on the machine of a kubebuilder user, and checks that it writes a CRD per kind.
+    const goDir = path.join(dir, 'go');
+    const goOut = path.join(dir, 'controller-gen-crds');
+    await writeGoTwin(goDir, size);
+    await measureNative(goDir, controllerGen, controllerGenArgs(goOut));
+    const checkControllerGen = async () => {
+      const written = (await readdir(goOut)).filter((f) => f.endsWith('.yaml'));
+      if (written.length !== kinds.length) throw new Error(`controller-gen wrote ${written.length} CRDs`);
+    };
+    await checkControllerGen();
     const clean = async () => {
       await rm(path.join(dir, 'config'), { recursive: true, force: true });
       await rm(path.join(dir, 'node_modules/.cache'), { recursive: true, force: true });
@@ -148,7 +197,16 @@ for (const size of sizes) {
     // Round-robin: each round runs every tool once, so that a burst of load elsewhere on the machine
     // spreads over all tools instead of falling on one. A cold run starts without outputs and stamp; the
     // re-run right after it finds both up to date.
-    const samples = { first: [], cold: [], rerun: [], tsc: [], tscBin: [], tjsg: [], tjs: [] };
+    const samples = {
+      first: [],
+      cold: [],
+      rerun: [],
+      controllerGen: [],
+      tsc: [],
+      tscBin: [],
+      tjsg: [],
+      tjs: [],
+    };
     const names = {
       tsc: 'tsc',
       tscBin: 'tsc (typescript bin)',
@@ -169,6 +227,9 @@ for (const size of sizes) {
       const rerun = await measure(dir, tools.kubesmith.args);
       if (JSON.parse(rerun.result.stdout).cached !== true) throw new Error('the re-run was not cached');
       samples.rerun.push(rerun);
+      await rm(goOut, { recursive: true, force: true });
+      samples.controllerGen.push(await measureNative(goDir, controllerGen, controllerGenArgs(goOut)));
+      await checkControllerGen();
       for (const [key, name] of Object.entries(names)) {
         const sample = await measure(dir, tools[name].args);
         await tools[name].check?.(sample.result, dir, kinds);
@@ -177,6 +238,8 @@ for (const size of sizes) {
     }
     const row = { size };
     for (const [key, list] of Object.entries(samples)) row[key] = summary(list);
+    // The CRDs of the last rounds: kubesmith's (the re-run left them in place) and controller-gen's.
+    row.agreement = await compareCrds(path.join(dir, 'config/crd/bases'), goOut);
     rows.push(row);
     process.stderr.write(`measured ${size} kind${size === 1 ? '' : 's'}\n`);
   } finally {
@@ -184,19 +247,71 @@ for (const size of sizes) {
   }
 }
 
+/**
+ * `kubesmith create api` on the quick-start project (`init --domain example.com`, then
+ * `create api --group webapp --version v1 --kind Guestbook`): the project's node_modules holds the runtime
+ * (linked, as in the synthetic projects), so the manifests it regenerates resolve the real declarations.
+ * Each run starts from a fresh copy of the initialized project; the check is the CRD it must write.
+ */
+async function measureCreateApi() {
+  const work = await mkdtemp(path.join(os.tmpdir(), 'kubesmith-bench-create-'));
+  try {
+    const template = path.join(work, 'template');
+    await mkdir(template);
+    await measure(template, [
+      path.join(repo, 'bin/kubesmith.js'),
+      'init',
+      '--domain',
+      'example.com',
+      '--project-name',
+      'quickstart',
+      '--skip-install',
+    ]);
+    await mkdir(path.join(template, 'node_modules/@kubesmith'), { recursive: true });
+    await symlink(path.join(repo, 'runtime'), path.join(template, 'node_modules/@kubesmith/runtime'), 'dir');
+    const samples = [];
+    for (let i = 0; i < runs; i++) {
+      const project = path.join(work, `run-${i}`);
+      await cp(template, project, { recursive: true, verbatimSymlinks: true });
+      const sample = await measure(project, [
+        path.join(repo, 'bin/kubesmith.js'),
+        'create',
+        'api',
+        '--group',
+        'webapp',
+        '--version',
+        'v1',
+        '--kind',
+        'Guestbook',
+      ]);
+      await readFile(path.join(project, 'config/crd/bases/webapp.example.com_guestbooks.yaml'), 'utf8');
+      samples.push(sample);
+    }
+    return summary(samples);
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+const createApi = await measureCreateApi();
+process.stderr.write('measured create api\n');
+
 const times = (a, b, metric) => `${(a[metric] / b[metric]).toFixed(2)}x`;
 
 /** A markdown table of one metric (`ms`: wall time, `cpu`: CPU time), padded as prettier pads tables. */
 function table(metric) {
   const cell = (m) =>
     metric === 'ms'
-      ? `${(m.ms / 1000).toFixed(2)} s, ${Math.round(m.mib)} MiB`
-      : `${(m.cpu / 1000).toFixed(2)} s`;
+      ? `${(m.ms / 1000).toFixed(2)} s${Number.isNaN(m.mib) ? '' : `, ${Math.round(m.mib)} MiB`}`
+      : Number.isNaN(m.cpu)
+        ? 'n/a'
+        : `${(m.cpu / 1000).toFixed(2)} s`;
   const header = [
     'kinds',
     'kubesmith (first run)',
     'kubesmith (cold)',
     'kubesmith (re-run)',
+    'controller-gen (warm)',
+    'cold / controller-gen',
     'tsc --noEmit',
     'cold / tsc',
     'tsc bin',
@@ -209,6 +324,8 @@ function table(metric) {
     cell(r.first),
     cell(r.cold),
     cell(r.rerun),
+    cell(r.controllerGen),
+    times(r.cold, r.controllerGen, metric),
     cell(r.tsc),
     times(r.cold, r.tsc, metric),
     cell(r.tscBin),
@@ -228,9 +345,12 @@ function table(metric) {
 const cpu = os.cpus()[0]?.model.trim() ?? 'unknown CPU';
 const report = `${runs} runs of each tool per size. Node ${process.version}, ${os.platform()} ${os.arch()}, \
 ${os.cpus().length} x ${cpu}. kubesmith ${require(path.join(repo, 'package.json')).version} \
-(ts-morph ${version('ts-morph')}, TypeScript ${tsMorphTs}); tsc bin: typescript ${version('typescript')}; \
-ts-json-schema-generator ${version('ts-json-schema-generator')}; typescript-json-schema \
-${version('typescript-json-schema')}.
+(ts-morph ${version('ts-morph')}, TypeScript ${tsMorphTs}); controller-gen ${CONTROLLER_GEN_VERSION} \
+(${spawnSync('go', ['version'], { encoding: 'utf8' })
+  .stdout.trim()
+  .replace(/^go version /, '')}); \
+tsc bin: typescript ${version('typescript')}; ts-json-schema-generator ${version('ts-json-schema-generator')}; \
+typescript-json-schema ${version('typescript-json-schema')}.
 
 Wall time, peak RSS (median of each):
 
@@ -239,6 +359,18 @@ ${table('ms')}
 CPU time, user + system (median), less sensitive than wall time to other load on the machine:
 
 ${table('cpu')}
+
+kubesmith's CRDs against controller-gen's (as data, without the version annotations), leaf paths of the
+CRD documents:
+
+| kinds | CRDs | paths compared | differing |
+| ----: | ---: | -------------: | --------: |
+${rows
+  .map((r) => `| ${r.size} | ${r.agreement.crds} | ${r.agreement.paths} | ${r.agreement.differing} |`)
+  .join('\n')}
+${rows.flatMap((r) => r.agreement.examples.map((e) => `\n- ${r.size} kinds: ${e}`)).join('')}
+\`kubesmith create api --group webapp --version v1 --kind Guestbook\` in the quick-start project (median):
+${(createApi.ms / 1000).toFixed(2)} s wall, ${(createApi.cpu / 1000).toFixed(2)} s CPU, ${Math.round(createApi.mib)} MiB peak RSS.
 
 Load average (1 min) at the start ${loadStart.toFixed(2)}, at the end ${os.loadavg()[0].toFixed(2)}.
 `;

@@ -2,26 +2,17 @@
  * A synthetic API tree for the generator benchmark: `kinds` kinds in one group-version, each with nested
  * types (interfaces and inline object types three deep), a string-literal union and a string enum, maps,
  * arrays of objects and validation markers (Minimum, Maximum, MinLength, MaxLength, MaxItems, Pattern, Enum,
- * listType=map), all importing one shared file. The runtime's types come from a local declaration file
- * (node_modules/@kubesmith/runtime), so every tool resolves them to the same plain types.
+ * listType=map), all importing one shared file. The project is real: `@kubesmith/runtime` is this repository's
+ * built runtime package, linked into the project's node_modules (its `@kubernetes/client-node` resolves from
+ * the repository's node_modules), and each kind's file imports it as `create api` writes it (ObjectMeta,
+ * Condition, the group-version's `GroupVersion.kind`). `writeGoTwin` writes the same API in Go for
+ * controller-gen: the same markers, the same documentation, the same required and optional fields.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const RUNTIME_TYPES = `export type int32 = number & { readonly __kubesmithType?: 'int32' };
-export type int64 = number & { readonly __kubesmithType?: 'int64' };
-export type Time = string;
-export interface ObjectMeta { name?: string; namespace?: string; labels?: Record<string, string> }
-export interface Condition {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  observedGeneration?: number;
-  lastTransitionTime: string;
-  reason: string;
-  message: string;
-}
-export declare function groupVersion(group: string, version: string): { group: string; version: string };
-`;
+const repo = fileURLToPath(new URL('../..', import.meta.url));
 
 const SHARED = `import type { int32 } from '@kubesmith/runtime';
 
@@ -46,6 +37,7 @@ export type Tier = 'bronze' | 'silver' | 'gold';
 
 function kindSource(kind) {
   return `import type { Condition, int32, int64, ObjectMeta, Time } from '@kubesmith/runtime';
+import { GroupVersion } from './group-version.js';
 import type { Endpoint, Tier } from './shared.js';
 
 /** ${kind}Mode says how a ${kind} runs. */
@@ -110,15 +102,39 @@ export interface ${kind} {
   spec: ${kind}Spec;
   status?: ${kind}Status;
 }
+
+/** ${kind}Kind names the ${kind.toLowerCase()}s resource for the client and the controller builder. */
+export const ${kind}Kind = GroupVersion.kind<${kind}>('${kind}', {
+  plural: '${kind.toLowerCase()}s',
+  namespaced: true,
+});
 `;
 }
 
-/** Writes a project with `kinds` kinds into `dir`; returns the kinds' names. */
+const GROUP_VERSION = `/**
+ * Package v1 contains API Schema definitions for the bench v1 API group.
+ * +groupName=bench.example.com
+ */
+import { groupVersion } from '@kubesmith/runtime';
+
+/** GroupVersion is the group and version of the kinds in this directory. */
+export const GroupVersion = groupVersion('bench.example.com', 'v1');
+`;
+
+/** The kinds' names: Widget000, Widget001... */
+export const kindNames = (kinds) =>
+  Array.from({ length: kinds }, (_, i) => `Widget${String(i).padStart(3, '0')}`);
+
+/**
+ * Writes a project with `kinds` kinds into `dir`, with the repository's runtime package (built by
+ * `npm run build`) linked as node_modules/@kubesmith/runtime; returns the kinds' names.
+ */
 export async function writeSyntheticProject(dir, kinds) {
   const api = path.join(dir, 'src/api/bench/v1');
   await mkdir(api, { recursive: true });
-  await mkdir(path.join(dir, 'node_modules/@kubesmith/runtime'), { recursive: true });
-  const names = Array.from({ length: kinds }, (_, i) => `Widget${String(i).padStart(3, '0')}`);
+  await mkdir(path.join(dir, 'node_modules/@kubesmith'), { recursive: true });
+  await symlink(path.join(repo, 'runtime'), path.join(dir, 'node_modules/@kubesmith/runtime'), 'dir');
+  const names = kindNames(kinds);
   const files = {
     PROJECT:
       'domain: example.com\nlayout:\n- typescript.kubesmith.dev/v1\nprojectName: bench\nversion: "3"\n',
@@ -138,14 +154,134 @@ export async function writeSyntheticProject(dir, kinds) {
       2,
     )}\n`,
     'package.json': '{ "name": "bench", "private": true, "type": "module" }\n',
-    'node_modules/@kubesmith/runtime/package.json':
-      '{ "name": "@kubesmith/runtime", "version": "0.0.0", "types": "index.d.ts" }\n',
-    'node_modules/@kubesmith/runtime/index.d.ts': RUNTIME_TYPES,
-    'src/api/bench/v1/group-version.ts':
-      "/**\n * +groupName=bench.example.com\n */\nimport { groupVersion } from '@kubesmith/runtime';\n\nexport const GroupVersion = groupVersion('bench.example.com', 'v1');\n",
+    'src/api/bench/v1/group-version.ts': GROUP_VERSION,
     'src/api/bench/v1/shared.ts': SHARED,
   };
   for (const name of names) files[`src/api/bench/v1/${name.toLowerCase()}.types.ts`] = kindSource(name);
   for (const [file, content] of Object.entries(files)) await writeFile(path.join(dir, file), content);
   return names;
+}
+
+const GO_GROUP_VERSION = `// Package v1 contains API Schema definitions for the bench v1 API group.
+// +groupName=bench.example.com
+package v1
+`;
+
+const GO_SHARED = `package v1
+
+// Endpoint is where a component is served.
+type Endpoint struct {
+	// Host name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Host string \`json:"host"\`
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port int32 \`json:"port"\`
+}
+
+// Tier of service.
+// +kubebuilder:validation:Enum=bronze;silver;gold
+type Tier string
+`;
+
+function goKindSource(kind) {
+  return `package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ${kind}Mode says how a ${kind} runs.
+// +kubebuilder:validation:Enum=active;standby
+type ${kind}Mode string
+
+type ${kind}Resources struct {
+	CPU    string            \`json:"cpu,omitempty"\`
+	Memory string            \`json:"memory,omitempty"\`
+	Limits map[string]string \`json:"limits,omitempty"\`
+}
+
+// ${kind}Container is one container of a ${kind}.
+type ${kind}Container struct {
+	// +kubebuilder:validation:Pattern=\`^[a-z0-9-]+$\`
+	Name  string \`json:"name"\`
+	Image string \`json:"image"\`
+	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
+	PullPolicy string \`json:"pullPolicy,omitempty"\`
+	// Arguments.
+	Args      []string           \`json:"args,omitempty"\`
+	Env       map[string]string  \`json:"env,omitempty"\`
+	Endpoints []Endpoint         \`json:"endpoints,omitempty"\`
+	Resources *${kind}Resources \`json:"resources,omitempty"\`
+}
+
+type ${kind}History struct {
+	Successful int32 \`json:"successful,omitempty"\`
+	Failed     int32 \`json:"failed,omitempty"\`
+}
+
+type ${kind}Schedule struct {
+	Cron    string            \`json:"cron"\`
+	Suspend bool              \`json:"suspend,omitempty"\`
+	History *${kind}History \`json:"history,omitempty"\`
+}
+
+// ${kind}Spec defines the desired state of ${kind}.
+type ${kind}Spec struct {
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	Replicas int32 \`json:"replicas,omitempty"\`
+	Mode     ${kind}Mode \`json:"mode"\`
+	Tier     Tier \`json:"tier,omitempty"\`
+	// +kubebuilder:validation:MaxItems=20
+	Containers []${kind}Container \`json:"containers"\`
+	Selector   map[string]string \`json:"selector,omitempty"\`
+	Primary    *Endpoint \`json:"primary,omitempty"\`
+	Budget     int64 \`json:"budget,omitempty"\`
+	Schedule   *${kind}Schedule \`json:"schedule,omitempty"\`
+}
+
+// ${kind}Status defines the observed state of ${kind}.
+type ${kind}Status struct {
+	// +listType=map
+	// +listMapKey=type
+	Conditions    []metav1.Condition \`json:"conditions,omitempty"\`
+	ReadyReplicas int32 \`json:"readyReplicas,omitempty"\`
+	LastUpdated   *metav1.Time \`json:"lastUpdated,omitempty"\`
+}
+
+// ${kind} is the Schema for the ${kind.toLowerCase()}s API.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+type ${kind} struct {
+	metav1.TypeMeta   \`json:",inline"\`
+	metav1.ObjectMeta \`json:"metadata,omitempty"\`
+
+	Spec   ${kind}Spec   \`json:"spec"\`
+	Status ${kind}Status \`json:"status,omitempty"\`
+}
+`;
+}
+
+/**
+ * Writes the Go twin of `writeSyntheticProject`'s API into `dir` (a Go module, `api/v1`) for controller-gen.
+ * go.mod and go.sum are those of test/fixtures/runtime/go (k8s.io/apimachinery, as every Go twin here).
+ */
+export async function writeGoTwin(dir, kinds) {
+  const api = path.join(dir, 'api/v1');
+  await mkdir(api, { recursive: true });
+  const fixture = path.join(repo, 'test/fixtures/runtime/go');
+  const goMod = (await readFile(path.join(fixture, 'go.mod'), 'utf8')).replace(
+    /^module .*$/m,
+    'module example.com/bench',
+  );
+  const files = {
+    'go.mod': goMod,
+    'go.sum': await readFile(path.join(fixture, 'go.sum'), 'utf8'),
+    'api/v1/groupversion_info.go': GO_GROUP_VERSION,
+    'api/v1/shared.go': GO_SHARED,
+  };
+  for (const name of kindNames(kinds)) files[`api/v1/${name.toLowerCase()}_types.go`] = goKindSource(name);
+  for (const [file, content] of Object.entries(files)) await writeFile(path.join(dir, file), content);
 }

@@ -1,0 +1,133 @@
+/**
+ * The TypeScript program of the API files, built with TypeScript's API the way ts-morph built it for the
+ * generator before: the project's tsconfig options under the generator's, TypeScript's lib files served
+ * from memory under `/node_modules/typescript/lib`, every file parsed for the options' target. Without
+ * ts-morph's project layer a cold run loads and does less.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { KubesmithError } from '../errors.js';
+import { ts } from './ts-morph.cjs';
+
+const LIB_FOLDER = '/node_modules/typescript/lib';
+/** The lib files `npm run build` copies from @ts-morph/common (scripts/lib-files.mjs). */
+const SHIPPED_LIBS = fileURLToPath(new URL('./lib/', import.meta.url));
+
+let libTexts: ((fileName: string) => string | undefined) | undefined;
+
+/**
+ * The text of a TypeScript lib file (`lib.es5.d.ts`), as ts-morph serves it: from the copy the build
+ * shipped when it belongs to this TypeScript, else from @ts-morph/common, which holds them all.
+ */
+function libText(fileName: string): string | undefined {
+  if (!libTexts) {
+    let shipped: string | undefined;
+    try {
+      shipped = readFileSync(path.join(SHIPPED_LIBS, 'typescript-version'), 'utf8').trim();
+    } catch {
+      // Not built (tests run the sources): the package has them.
+    }
+    if (shipped === ts.version) {
+      libTexts = (name) => {
+        if (!/^lib(\.[\w-]+)*\.d\.ts$/.test(name)) return undefined;
+        try {
+          return readFileSync(path.join(SHIPPED_LIBS, name), 'utf8');
+        } catch {
+          return undefined;
+        }
+      };
+    } else {
+      const common = createRequire(import.meta.url)('@ts-morph/common') as {
+        getLibFiles(): { fileName: string; text: string }[];
+      };
+      const texts = new Map(common.getLibFiles().map((f) => [f.fileName, f.text]));
+      libTexts = (name) => texts.get(name);
+    }
+  }
+  return libTexts(fileName);
+}
+
+/** The project's tsconfig options (its `include` is not expanded: the roots are the API files) under `overrides`. */
+export function projectOptions(
+  root: string,
+  overrides: ts.CompilerOptions,
+  withoutTsconfig: ts.CompilerOptions,
+): ts.CompilerOptions {
+  const tsconfig = path.join(root, 'tsconfig.json').split(path.sep).join('/');
+  if (!existsSync(tsconfig)) return withoutTsconfig;
+  const text = ts.sys.readFile(tsconfig) ?? '';
+  const json = ts.parseConfigFileTextToJson(tsconfig, text);
+  if (json.error) {
+    throw new KubesmithError(
+      `cannot read ${tsconfig}: ${ts.flattenDiagnosticMessageText(json.error.messageText, '\n')}`,
+      { hint: 'fix the JSON of tsconfig.json' },
+    );
+  }
+  const host: ts.ParseConfigHost = { ...ts.sys, readDirectory: () => [] };
+  const parsed = ts.parseJsonConfigFileContent(
+    json.config,
+    host,
+    path.dirname(tsconfig),
+    undefined,
+    tsconfig,
+  );
+  return { ...parsed.options, ...overrides };
+}
+
+/**
+ * How every file of the program is parsed: for the options' target; JSDoc only where TypeScript needs it
+ * for types (JavaScript files), as tsc does (descriptions and markers are read from comments). Parent nodes
+ * are not set by the parser: the binder sets them.
+ */
+export const parseOptions = (options: ts.CompilerOptions): ts.CreateSourceFileOptions => ({
+  languageVersion: options.target ?? ts.ScriptTarget.Latest,
+  jsDocParsingMode: ts.JSDocParsingMode.ParseForTypeErrors,
+});
+
+/**
+ * A program over `rootNames`. `entries` replaces the text of some files (declarations.ts); parsed files
+ * other than those are kept in `cache` so that a second program (the fallback) does not parse them again.
+ */
+export function createProgram(
+  rootNames: readonly string[],
+  options: ts.CompilerOptions,
+  entries: ReadonlyMap<string, string>,
+  cache: Map<string, ts.SourceFile>,
+): ts.Program {
+  // Lib files are read once each (a program asks for a file more than once), and only under LIB_FOLDER.
+  const libs = new Map<string, string | undefined>();
+  const lib = (file: string): string | undefined => {
+    if (path.posix.dirname(file) !== LIB_FOLDER) return undefined;
+    if (!libs.has(file)) libs.set(file, libText(path.posix.basename(file)));
+    return libs.get(file);
+  };
+  const readFile = (file: string): string | undefined =>
+    entries.get(file) ?? lib(file) ?? ts.sys.readFile(file);
+  const parse = parseOptions(options);
+  const host: ts.CompilerHost = {
+    getSourceFile(fileName) {
+      const cached = entries.has(fileName) ? undefined : cache.get(fileName);
+      if (cached) return cached;
+      const text = readFile(fileName);
+      if (text === undefined) return undefined;
+      const sf = ts.createSourceFile(fileName, text, parse);
+      if (!entries.has(fileName)) cache.set(fileName, sf);
+      return sf;
+    },
+    getDefaultLibFileName: (o) => `${LIB_FOLDER}/${ts.getDefaultLibFileName(o)}`,
+    getDefaultLibLocation: () => LIB_FOLDER,
+    writeFile: () => undefined,
+    getCurrentDirectory: () => process.cwd(),
+    getCanonicalFileName: (f) => (ts.sys.useCaseSensitiveFileNames ? f : f.toLowerCase()),
+    useCaseSensitiveFileNames: () => ts.sys.useCaseSensitiveFileNames,
+    getNewLine: () => '\n',
+    fileExists: (f) => entries.has(f) || lib(f) !== undefined || ts.sys.fileExists(f),
+    readFile,
+    directoryExists: (d) => d === LIB_FOLDER || ts.sys.directoryExists(d),
+    getDirectories: (d) => ts.sys.getDirectories(d),
+    realpath: (f) => (lib(f) !== undefined ? f : (ts.sys.realpath?.(f) ?? f)),
+  };
+  return ts.createProgram({ rootNames, options, host });
+}
