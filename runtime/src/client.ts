@@ -211,15 +211,13 @@ export class HttpClient implements Client {
     limit: number | undefined,
     onItem: (item: T) => void,
   ): Promise<string | undefined> {
-    let continueToken: string | undefined;
-    let resourceVersion: string | undefined;
-    do {
+    const fetchPage = (continueToken: string | undefined) => {
       const query = new URLSearchParams();
       if (options.labelSelector) query.set('labelSelector', options.labelSelector);
       if (options.fieldSelector) query.set('fieldSelector', options.fieldSelector);
       if (limit !== undefined) query.set('limit', String(limit));
       if (continueToken) query.set('continue', continueToken);
-      const page = await this.request<{
+      return this.request<{
         items: T[];
         metadata?: { resourceVersion?: string; continue?: string };
       }>(
@@ -228,10 +226,20 @@ export class HttpClient implements Client {
         `list ${kind.plural}`,
         options,
       );
+    };
+    let next: ReturnType<typeof fetchPage> | undefined = fetchPage(undefined);
+    let resourceVersion: string | undefined;
+    while (next) {
+      const page = await next;
+      const continueToken = page.metadata?.continue || undefined;
+      // The next page is asked for before this one is handed out, so that the API server reads it while
+      // the items of this one are transformed and stored: at most two pages are held at once. Its failure
+      // is handled where it is awaited (a rejection caught meanwhile would otherwise be unhandled).
+      next = continueToken ? fetchPage(continueToken) : undefined;
+      next?.catch(() => {});
       for (const item of page.items) onItem(withKind(kind, item));
       resourceVersion = page.metadata?.resourceVersion;
-      continueToken = page.metadata?.continue || undefined;
-    } while (continueToken);
+    }
     return resourceVersion;
   }
 
