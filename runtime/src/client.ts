@@ -211,27 +211,25 @@ export class HttpClient implements Client {
     limit: number | undefined,
     onItem: (item: T) => void,
   ): Promise<string | undefined> {
-    const fetchPage = (continueToken: string | undefined) => {
+    type Page = { items: T[]; metadata?: { resourceVersion?: string; continue?: string } };
+    const fetchPage = (continueToken: string | undefined): Promise<Page> => {
       const query = new URLSearchParams();
       if (options.labelSelector) query.set('labelSelector', options.labelSelector);
       if (options.fieldSelector) query.set('fieldSelector', options.fieldSelector);
       if (limit !== undefined) query.set('limit', String(limit));
       if (continueToken) query.set('continue', continueToken);
-      return this.request<{
-        items: T[];
-        metadata?: { resourceVersion?: string; continue?: string };
-      }>(
+      return this.request<Page>(
         'GET',
         `${resourcePath(kind, options.namespace)}${query.size > 0 ? `?${query.toString()}` : ''}`,
         `list ${kind.plural}`,
         options,
       );
     };
-    let next: ReturnType<typeof fetchPage> | undefined = fetchPage(undefined);
+    let next: Promise<Page> | undefined = fetchPage(undefined);
     let resourceVersion: string | undefined;
     while (next) {
-      const page = await next;
-      const continueToken = page.metadata?.continue || undefined;
+      const page: Page = await next;
+      const continueToken: string | undefined = page.metadata?.continue || undefined;
       // The next page is asked for before this one is handed out, so that the API server reads it while
       // the items of this one are transformed and stored: at most two pages are held at once. Its failure
       // is handled where it is awaited (a rejection caught meanwhile would otherwise be unhandled).
