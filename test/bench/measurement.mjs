@@ -1,7 +1,10 @@
 import { PerformanceObserver } from 'node:perf_hooks';
 import { setImmediate } from 'node:timers/promises';
 
-/** Every garbage collection of this process from now on (start it before the measured work). */
+/**
+ * Every garbage collection of this process from now on (start it before the measured work), until the
+ * process exits; `between` may be asked again and again (runtime-inprocess.mjs asks once per round).
+ */
 export function watchCollections() {
   const entries = [];
   const observer = new PerformanceObserver((list) => entries.push(...list.getEntries()));
@@ -11,7 +14,6 @@ export function watchCollections() {
     async between(from, to) {
       await setImmediate();
       entries.push(...observer.takeRecords()); // those not reported yet
-      observer.disconnect();
       return entries
         .filter((entry) => entry.startTime >= from && entry.startTime < to)
         .reduce((sum, entry) => sum + entry.duration, 0);

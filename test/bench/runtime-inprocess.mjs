@@ -12,11 +12,11 @@
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
-import { performance, PerformanceObserver } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { controllerManagedBy, createLogger, groupVersion, Manager } from '@kubesmith/runtime';
 import { FakeClient, ManualInformer } from '@kubesmith/runtime/testing';
+import { watchCollections } from './measurement.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -30,15 +30,7 @@ const count = Number(values.objects);
 const rounds = Number(values.rounds);
 
 /** Garbage collections, to count those within a round's drain. */
-const collections = [];
-new PerformanceObserver((list) => collections.push(...list.getEntries())).observe({ entryTypes: ['gc'] });
-/** Milliseconds spent in GC between `from` and `to` (performance.now() readings). */
-async function gcMs(from, to) {
-  await sleep(50); // the observer reports asynchronously
-  return collections
-    .filter((entry) => entry.startTime >= from && entry.startTime < to)
-    .reduce((sum, entry) => sum + entry.duration, 0);
-}
+const collections = watchCollections();
 
 /** The inspector's CPU profiler, started and stopped around the runtime's rounds with --profile. */
 const profiler = values.profile ? new Session() : undefined;
@@ -110,7 +102,7 @@ async function runtimeRounds() {
     rates.push([
       count / ((ended - first) / 1000),
       (used.user + used.system) / count,
-      await gcMs(first, ended),
+      await collections.between(first, ended),
     ]);
     seen = 0;
     first = undefined;
@@ -172,7 +164,7 @@ async function floorRounds() {
     rates.push([
       count / ((ended - first) / 1000),
       (used.user + used.system) / count,
-      await gcMs(first, ended),
+      await collections.between(first, ended),
     ]);
     seen = 0;
     first = undefined;
