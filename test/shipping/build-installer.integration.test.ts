@@ -10,6 +10,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { binaryAssetsOrSkip, startEnvtest, type Envtest } from '../../runtime/src/envtest/index.js';
 import { read, removeTemp, run, tempDir } from '../helpers/run.js';
+import { standInCrd } from '../helpers/stand-in-crds.js';
 
 const binaries = binaryAssetsOrSkip({ controllers: true });
 const IMAGE = 'registry.example.com/guestbook-operator:v1.2.3';
@@ -134,28 +135,10 @@ describe.skipIf(binaries === undefined)('kubesmith build-installer', () => {
 
     it('the manager Deployment becomes available, and deleting leaves nothing behind', async () => {
       // The webhook's Certificate and Issuer are cert-manager's kinds: stand-in CRDs that accept them.
-      const certManager = ['certificates', 'issuers'].map((plural) => ({
-        apiVersion: 'apiextensions.k8s.io/v1',
-        kind: 'CustomResourceDefinition',
-        metadata: { name: `${plural}.cert-manager.io` },
-        spec: {
-          group: 'cert-manager.io',
-          scope: 'Namespaced',
-          names: {
-            plural,
-            singular: plural.slice(0, -1),
-            kind: plural === 'issuers' ? 'Issuer' : 'Certificate',
-          },
-          versions: [
-            {
-              name: 'v1',
-              served: true,
-              storage: true,
-              schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-            },
-          ],
-        },
-      }));
+      const certManager = [
+        standInCrd('cert-manager.io', 'Certificate', 'certificates'),
+        standInCrd('cert-manager.io', 'Issuer', 'issuers'),
+      ];
       const crds = path.join(env.directory, 'cert-manager-crds.json');
       await writeFile(crds, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: certManager }));
       expect((await kubectl('apply', '-f', crds)).exitCode).toBe(0);

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { binaryAssetsOrSkip, startEnvtest, type Envtest } from '../../runtime/src/envtest/index.js';
 import { helmOrSkip } from '../helpers/helm.js';
 import { read, removeTemp, run, runWithEnv, snapshot, tempDir } from '../helpers/run.js';
+import { standInCrd } from '../helpers/stand-in-crds.js';
 
 // kubectl (for kustomize) comes with the envtest binaries; the API server tests need cluster mode.
 const assets = binaryAssetsOrSkip();
@@ -254,24 +255,6 @@ describe.skipIf(helm === undefined)('kubesmith helm-chart', () => {
       // cert-manager's Certificate and Issuer and the Prometheus operator's ServiceMonitor are not part of
       // the operator: stand-in CRDs (any spec accepted) make their kinds known, so dry-run and install
       // check everything else of those objects (names, namespaces, labels) but not their specs.
-      const standIn = (group: string, kind: string, plural: string) => ({
-        apiVersion: 'apiextensions.k8s.io/v1',
-        kind: 'CustomResourceDefinition',
-        metadata: { name: `${plural}.${group}` },
-        spec: {
-          group,
-          scope: 'Namespaced',
-          names: { plural, singular: kind.toLowerCase(), kind },
-          versions: [
-            {
-              name: 'v1',
-              served: true,
-              storage: true,
-              schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-            },
-          ],
-        },
-      });
       const crds = path.join(env.directory, 'stand-in-crds.json');
       await writeFile(
         crds,
@@ -279,9 +262,9 @@ describe.skipIf(helm === undefined)('kubesmith helm-chart', () => {
           apiVersion: 'v1',
           kind: 'List',
           items: [
-            standIn('cert-manager.io', 'Certificate', 'certificates'),
-            standIn('cert-manager.io', 'Issuer', 'issuers'),
-            standIn('monitoring.coreos.com', 'ServiceMonitor', 'servicemonitors'),
+            standInCrd('cert-manager.io', 'Certificate', 'certificates'),
+            standInCrd('cert-manager.io', 'Issuer', 'issuers'),
+            standInCrd('monitoring.coreos.com', 'ServiceMonitor', 'servicemonitors'),
           ],
         }),
       );
