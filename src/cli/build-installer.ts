@@ -32,14 +32,8 @@ Examples:
     .action(async (flags: BuildInstallerFlags, command: Command) => {
       const { out, cwd, env } = contextFor(command);
       const text = flags.img ?? (env['IMG'] || 'controller:latest');
-      const { parseImageReference } = await import('../project/image.js');
-      const image = parseImageReference(text);
-      if (!image) {
-        throw new UsageError(
-          `invalid image reference "${text}"`,
-          'give [registry[:port]/]name[:tag][@sha256:digest] with a lower-case name, e.g. registry.example.com/guestbook-operator:v0.1.0',
-        );
-      }
+      const { imageFlag } = await import('../project/image.js');
+      const image = imageFlag(text);
       const { requireProjectRoot } = await import('../project/find.js');
       const root = requireProjectRoot(cwd);
       const { findKubectl } = await import('../shipping/kubectl.js');

@@ -72,14 +72,8 @@ export function registerHelmChart(program: Command, contextFor: (command: Comman
 async function helmChart(flags: HelmChartFlags, context: CommandContext): Promise<void> {
   const { out, cwd, env } = context;
   const text = flags.img ?? (env['IMG'] || undefined);
-  const { parseImageReference } = await import('../project/image.js');
-  const image = text === undefined ? undefined : parseImageReference(text);
-  if (text !== undefined && !image) {
-    throw new UsageError(
-      `invalid image reference "${text}"`,
-      'give [registry[:port]/]name[:tag][@sha256:digest] with a lower-case name, e.g. registry.example.com/guestbook-operator:v0.1.0',
-    );
-  }
+  const { imageFlag } = await import('../project/image.js');
+  const image = text === undefined ? undefined : imageFlag(text);
   const { loadProject } = await import('../project/find.js');
   const { root, config } = await loadProject(cwd);
   const chartDir = path.relative(root, path.resolve(cwd, flags.output)).split(path.sep).join('/');

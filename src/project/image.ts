@@ -1,8 +1,9 @@
 /**
  * Container image references, with the grammar of github.com/distribution/reference (what docker,
  * containerd and kubelet parse): `[registry[:port]/]path[:tag][@algorithm:digest]`. `create api --image`
- * checks the operand's image with it, `build-installer` the manager's.
+ * checks the operand's image with it, `build-installer` and `helm-chart` the manager's.
  */
+import { UsageError } from '../errors.js';
 
 export interface ImageReference {
   /** Registry and repository path: `registry.example.com/team/guestbook`. */
@@ -33,6 +34,21 @@ export function parseImageReference(text: string): ImageReference | undefined {
   // The reference package's bound on the name (registry and path together).
   if (name.length > 255) return undefined;
   return { name, ...(tag ? { tag } : {}), ...(digest ? { digest } : {}) };
+}
+
+/**
+ * The image of a `--img` flag (or `$IMG`) of `build-installer` and `helm-chart`: its parts, or a usage
+ * error (exit 2) that says what a reference looks like.
+ */
+export function imageFlag(text: string): ImageReference {
+  const image = parseImageReference(text);
+  if (!image) {
+    throw new UsageError(
+      `invalid image reference "${text}"`,
+      'give [registry[:port]/]name[:tag][@sha256:digest] with a lower-case name, e.g. registry.example.com/guestbook-operator:v0.1.0',
+    );
+  }
+  return image;
 }
 
 /** Why `image` is not a reference a container runtime pulls, or undefined when it is one. */
