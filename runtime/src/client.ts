@@ -45,7 +45,7 @@ export interface ListOptions extends RequestOptions {
   fieldSelector?: string;
   /**
    * The list is read in pages of this many objects (the API's `limit` and `continue`); every page is
-   * returned. Default: 500.
+   * returned. Default: 500; `0` reads it in one request.
    */
   pageSize?: number;
 }
@@ -169,25 +169,25 @@ export class HttpClient implements Client {
 
   async list<T>(kind: ResourceKind<T>, options: ListOptions = {}): Promise<T[]> {
     const items: T[] = [];
-    await this.readPages(kind, options, options.pageSize ?? 500, (item) => items.push(item));
+    await this.listEach(kind, options, (item) => items.push(item));
     return items;
   }
 
   /**
    * The whole list and its resourceVersion, as an informer starts from it: read in pages of `pageSize`
    * (default 500) with `limit` and `continue`, all from the one snapshot the first page was served from, as
-   * client-go's reflector lists; so no single answer holds every object, and `transform` (the informer drops
-   * managedFields there) runs on each page as it arrives. A continue token that expired before the last
-   * page (410) starts over with one unpaginated list, as client-go's pager does.
+   * client-go's reflector lists; so no single answer holds every object, and `transform` runs on each page
+   * as it arrives. A continue token that expired before the last page (410) starts over with one
+   * unpaginated list, as client-go's pager does.
    */
   async listPage<T>(
     kind: ResourceKind<T>,
     options: ListOptions & { transform?: (item: T) => T } = {},
   ): Promise<{ items: T[]; metadata: { resourceVersion?: string } }> {
     const transform = options.transform ?? ((item: T) => item);
-    const read = async (limit: number | undefined) => {
+    const read = async (pageSize: number) => {
       const items: T[] = [];
-      const resourceVersion = await this.readPages(kind, options, limit, (item) =>
+      const { resourceVersion } = await this.listEach(kind, { ...options, pageSize }, (item) =>
         items.push(transform(item)),
       );
       return { items, metadata: resourceVersion !== undefined ? { resourceVersion } : {} };
@@ -196,27 +196,28 @@ export class HttpClient implements Client {
       return await read(options.pageSize ?? 500);
     } catch (err) {
       if (!(err instanceof ApiError && err.statusCode === 410)) throw err;
-      return read(undefined);
+      return read(0);
     }
   }
 
   /**
-   * Reads a list page by page (`limit` objects a request; all in one when undefined), following its
-   * continue tokens, and hands each item, with its kind set, to `onItem`. Resolves with the list's
-   * resourceVersion.
+   * Reads a list page by page (`pageSize` objects a request, default 500; `0` reads it in one request),
+   * following its continue tokens, and hands each item, with its kind set, to `onItem` as its page
+   * arrives: the next page is already being read meanwhile. Resolves with the list's resourceVersion. A
+   * continue token that expired (after an etcd compaction) fails with a 410 ApiError.
    */
-  private async readPages<T>(
+  async listEach<T>(
     kind: ResourceKind<T>,
     options: ListOptions,
-    limit: number | undefined,
     onItem: (item: T) => void,
-  ): Promise<string | undefined> {
+  ): Promise<{ resourceVersion?: string }> {
     type Page = { items: T[]; metadata?: { resourceVersion?: string; continue?: string } };
+    const limit = options.pageSize ?? 500;
     const fetchPage = (continueToken: string | undefined): Promise<Page> => {
       const query = new URLSearchParams();
       if (options.labelSelector) query.set('labelSelector', options.labelSelector);
       if (options.fieldSelector) query.set('fieldSelector', options.fieldSelector);
-      if (limit !== undefined) query.set('limit', String(limit));
+      if (limit > 0) query.set('limit', String(limit));
       if (continueToken) query.set('continue', continueToken);
       return this.request<Page>(
         'GET',
@@ -235,10 +236,11 @@ export class HttpClient implements Client {
       // is handled where it is awaited (a rejection caught meanwhile would otherwise be unhandled).
       next = continueToken ? fetchPage(continueToken) : undefined;
       next?.catch(() => {});
-      for (const item of page.items) onItem(withKind(kind, item));
+      // The items were parsed from this answer and are nobody else's: their kind is set in place.
+      for (const item of page.items) onItem(setKind(kind, item));
       resourceVersion = page.metadata?.resourceVersion;
     }
-    return resourceVersion;
+    return resourceVersion !== undefined ? { resourceVersion } : {};
   }
 
   async create<T>(kind: ResourceKind<T>, object: T, options?: RequestOptions): Promise<T> {
@@ -463,6 +465,16 @@ function sendRequest(
 }
 
 /** Lists leave apiVersion and kind out of their items; objects going out need them. */
+/** `object`, its apiVersion and kind set in place when absent (list items come without them). */
+function setKind<T>(kind: ResourceKind<T>, object: T): T {
+  const o = object as KubernetesObject;
+  if (!o.apiVersion || !o.kind) {
+    o.apiVersion = kind.apiVersion;
+    o.kind = kind.kind;
+  }
+  return object;
+}
+
 function withKind<T>(kind: ResourceKind<T>, object: T): T {
   const o = object as KubernetesObject;
   if (o.apiVersion && o.kind) return object;

@@ -1,0 +1,272 @@
+/**
+ * The list and watch of one kind into a store of its objects, telling handlers what changed: client-go's
+ * Reflector and its informer's store in one. It replaces client-node's ListWatch, for what the runtime
+ * benchmark measured on 10,000 objects:
+ * - each page of the list is stored and delivered as it arrives, while the API server reads the next one;
+ *   ListWatch waited for the whole list and then handled every object, 30 to 40 ms on the way to a
+ *   synced cache;
+ * - `start()` resolves once the list is delivered, and the watch connects meanwhile (client-go's
+ *   informers have synced once the list is in their store); ListWatch also waited for the watch's answer,
+ *   10 to 18 ms more;
+ * - update handlers get the object it replaces, so the informer keeps no second map of the objects.
+ * Recovery stays with its owner (supervisedInformer): a failed list or watch is reported to `error`, and
+ * the next `start()` resumes the watch from the last resourceVersion, or lists again when it has none.
+ */
+import { type ListOptions, type HttpClient } from './client.js';
+import { ApiError } from './errors.js';
+import { objectKey, type ResourceKind } from './kinds.js';
+import type { KubernetesObject } from './types.js';
+
+type ObjectHandler = (object: KubernetesObject, oldObject?: KubernetesObject) => void;
+type ErrorHandler = (err?: unknown) => void;
+
+/** What a watch needs: client-node's `Watch.watch`, as watchWithBookmarks (cache.ts) wraps it. */
+export interface Watcher {
+  watch(
+    path: string,
+    query: Record<string, string>,
+    onEvent: (type: string, object: unknown) => void,
+    done: (err: unknown) => void,
+  ): Promise<{ abort(): void }>;
+}
+
+export interface ReflectorOptions {
+  client: HttpClient;
+  kind: ResourceKind<KubernetesObject>;
+  /** The kind's collection path (with its namespace, when one is watched): where the watch goes. */
+  path: string;
+  watcher: Watcher;
+  /** The list's namespace, selectors and page size; the watch has the same selectors. */
+  list: Pick<ListOptions, 'namespace' | 'labelSelector' | 'fieldSelector' | 'pageSize'>;
+  /** Applied to each listed object before it is stored (a watched one: the watcher applies it). */
+  transform?: (object: KubernetesObject) => KubernetesObject;
+}
+
+export class Reflector {
+  /** namespace ('' for cluster-scoped objects) -> name -> object */
+  private readonly objects = new Map<string, Map<string, KubernetesObject>>();
+  private readonly handlers = {
+    add: [] as ObjectHandler[],
+    update: [] as ObjectHandler[],
+    delete: [] as ObjectHandler[],
+    error: [] as ErrorHandler[],
+  };
+  /** Where the watch resumes from; '' lists again first. */
+  private resourceVersion = '';
+  private listed = false;
+  /** Each start() is a run; the callbacks of an older run (stopped, restarted) are ignored. */
+  private run = 0;
+  private stopped = true;
+  private request: { abort(): void } | undefined;
+  private listing: AbortController | undefined;
+
+  constructor(private readonly options: ReflectorOptions) {}
+
+  on(event: 'add' | 'update' | 'delete', handler: ObjectHandler): void;
+  on(event: 'error', handler: ErrorHandler): void;
+  on(event: keyof Reflector['handlers'], handler: ObjectHandler | ErrorHandler): void {
+    (this.handlers[event] as (ObjectHandler | ErrorHandler)[]).push(handler);
+  }
+
+  /**
+   * Lists (unless a watch can resume from the last resourceVersion), delivering each object; then starts
+   * watching, and resolves without waiting for the watch to connect. A failure goes to the `error`
+   * handlers, and start() still resolves.
+   */
+  async start(): Promise<void> {
+    this.stopped = false;
+    const run = ++this.run;
+    try {
+      if (!this.resourceVersion) await this.relist(run);
+    } catch (err) {
+      if (run === this.run && !this.stopped) this.fail(err);
+      return;
+    }
+    if (run === this.run && !this.stopped) void this.watch(run);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.run++;
+    this.listing?.abort(new Error('the informer stopped'));
+    this.listing = undefined;
+    this.request?.abort();
+    this.request = undefined;
+  }
+
+  get(name: string, namespace?: string): KubernetesObject | undefined {
+    return this.objects.get(namespace ?? '')?.get(name);
+  }
+
+  list(namespace?: string): KubernetesObject[] {
+    if (namespace) return [...(this.objects.get(namespace)?.values() ?? [])];
+    const all: KubernetesObject[] = [];
+    for (const objects of this.objects.values()) for (const object of objects.values()) all.push(object);
+    return all;
+  }
+
+  /** Whether a list has succeeded: the store has held every object once. */
+  hasListed(): boolean {
+    return this.listed;
+  }
+
+  /** The resourceVersion the next watch starts from ('' when the next start lists). */
+  latestResourceVersion(): string {
+    return this.resourceVersion;
+  }
+
+  /**
+   * Lists in pages, storing each object as its page arrives. On a relist (the store not empty), the
+   * objects the list no longer has are deleted at its end. A continue token that expired before the last
+   * page (410, after an etcd compaction) starts over with one unpaginated list, as client-go's pager does.
+   */
+  private async relist(run: number): Promise<void> {
+    const { client, kind, list, transform } = this.options;
+    const listing = new AbortController();
+    this.listing = listing;
+    const read = async (pageSize: number | undefined) => {
+      const seen = this.objects.size > 0 ? new Set<string>() : undefined;
+      const { resourceVersion } = await client.listEach(
+        kind,
+        { ...list, ...(pageSize !== undefined ? { pageSize } : {}), signal: listing.signal },
+        (item) => {
+          if (run !== this.run) return;
+          const object = transform ? transform(item) : item;
+          seen?.add(objectKey(object.metadata?.namespace, object.metadata?.name ?? ''));
+          this.put(object);
+        },
+      );
+      if (run !== this.run) return;
+      if (seen) this.deleteUnseen(seen);
+      this.resourceVersion = resourceVersion ?? '';
+      this.listed = true;
+    };
+    try {
+      await read(list.pageSize);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.statusCode === 410) || run !== this.run) throw err;
+      await read(0);
+    } finally {
+      if (this.listing === listing) this.listing = undefined;
+    }
+  }
+
+  private async watch(run: number): Promise<void> {
+    const { labelSelector, fieldSelector } = this.options.list;
+    const query: Record<string, string> = { resourceVersion: this.resourceVersion };
+    if (labelSelector) query['labelSelector'] = labelSelector;
+    if (fieldSelector) query['fieldSelector'] = fieldSelector;
+    let request: { abort(): void };
+    // A watch that fails at once ends (and may be followed by the next one) before its request is returned.
+    let ended = false;
+    try {
+      request = await this.options.watcher.watch(
+        this.options.path,
+        query,
+        (type, object) => {
+          if (run === this.run) this.onEvent(type, object as KubernetesObject);
+        },
+        (err) => {
+          ended = true;
+          if (run === this.run) this.watchEnded(run, err);
+        },
+      );
+    } catch (err) {
+      if (run === this.run && !this.stopped) this.fail(err);
+      return;
+    }
+    if (ended) return;
+    if (run === this.run && !this.stopped) this.request = request;
+    else request.abort();
+  }
+
+  private onEvent(type: string, object: KubernetesObject): void {
+    switch (type) {
+      case 'ADDED':
+      case 'MODIFIED':
+        this.put(object);
+        break;
+      case 'DELETED':
+        this.remove(object);
+        break;
+      case 'BOOKMARK':
+        break;
+      case 'ERROR':
+        // A Status; 410: the resourceVersion is too old to resume from, and the server ends the watch.
+        if ((object as { code?: number }).code === 410) this.resourceVersion = '';
+        return;
+      default:
+        return;
+    }
+    this.resourceVersion = object.metadata?.resourceVersion || this.resourceVersion;
+  }
+
+  /**
+   * The server ended the watch (its timeoutSeconds passed): watch again from where it was. A 410 (the
+   * resourceVersion expired) lists again first; any other failure goes to the `error` handlers.
+   */
+  private watchEnded(run: number, err: unknown): void {
+    this.request = undefined;
+    if (this.stopped) return;
+    if (isGone(err)) this.resourceVersion = '';
+    else if (err) return this.fail(err);
+    void this.continueFrom(run);
+  }
+
+  private async continueFrom(run: number): Promise<void> {
+    try {
+      if (!this.resourceVersion) await this.relist(run);
+    } catch (err) {
+      if (run === this.run && !this.stopped) this.fail(err);
+      return;
+    }
+    if (run === this.run && !this.stopped) await this.watch(run);
+  }
+
+  /** Stores `object`: an add, or an update unless it is the version already stored. */
+  private put(object: KubernetesObject): void {
+    const namespace = object.metadata?.namespace ?? '';
+    const name = object.metadata?.name ?? '';
+    let objects = this.objects.get(namespace);
+    if (objects === undefined) this.objects.set(namespace, (objects = new Map()));
+    const old = objects.get(name);
+    if (old === undefined) {
+      objects.set(name, object);
+      for (const handler of this.handlers.add) handler(object);
+      return;
+    }
+    const version = old.metadata?.resourceVersion;
+    if (version && version === object.metadata?.resourceVersion) return;
+    objects.set(name, object);
+    for (const handler of this.handlers.update) handler(object, old);
+  }
+
+  private remove(object: KubernetesObject): void {
+    const namespace = object.metadata?.namespace ?? '';
+    const objects = this.objects.get(namespace);
+    if (!objects?.delete(object.metadata?.name ?? '')) return;
+    if (objects.size === 0) this.objects.delete(namespace);
+    for (const handler of this.handlers.delete) handler(object);
+  }
+
+  private deleteUnseen(seen: Set<string>): void {
+    for (const [namespace, objects] of [...this.objects]) {
+      for (const [name, object] of [...objects]) {
+        if (!seen.has(objectKey(namespace, name))) this.remove(object);
+      }
+    }
+  }
+
+  private fail(err: unknown): void {
+    for (const handler of this.handlers.error) handler(err);
+  }
+}
+
+/** A 410 Gone from the watch request itself (client-node sets statusCode on its error). */
+function isGone(err: unknown): boolean {
+  return (
+    typeof err === 'object' &&
+    err !== null &&
+    ((err as { statusCode?: number }).statusCode === 410 || (err as { code?: number }).code === 410)
+  );
+}

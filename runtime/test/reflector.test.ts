@@ -1,0 +1,244 @@
+/**
+ * The Reflector (list in pages, then watch, into a store) against a local HTTP server that plays the API
+ * server's paginated list, and a scripted watch: pages delivered as they arrive, a start that does not
+ * wait for the watch to connect, update handlers given the replaced object, relists that delete what is
+ * gone, and a stop that ends a list in flight. Its behaviour on a real API server (restarts, 410s,
+ * silent watches) is tested in test/faults and test/integration.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { HttpClient } from '../src/client.js';
+import { groupVersion } from '../src/kinds.js';
+import { Reflector, type Watcher } from '../src/reflector.js';
+import type { KubernetesObject } from '../src/types.js';
+
+const Widget = groupVersion('example.com', 'v1').kind('Widget', { plural: 'widgets' });
+
+/** What the list answers: its objects, and the page size the server uses when asked for none. */
+let items: KubernetesObject[] = [];
+let listResourceVersion = '10';
+/** Called before a page after the first is answered: a test may hold the answer. */
+let beforeLaterPage: () => Promise<void> = async () => {};
+let requests: URLSearchParams[] = [];
+
+let server: http.Server;
+let client: HttpClient;
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    const query = new URL(req.url ?? '/', 'http://x').searchParams;
+    requests.push(query);
+    const token = query.get('continue');
+    const start = token ? Number(token) : 0;
+    const limit = query.has('limit') ? Number(query.get('limit')) : items.length;
+    const end = Math.min(start + limit, items.length);
+    void (start > 0 ? beforeLaterPage() : Promise.resolve()).then(() => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          kind: 'WidgetList',
+          metadata: {
+            resourceVersion: listResourceVersion,
+            ...(end < items.length ? { continue: String(end) } : {}),
+          },
+          items: items.slice(start, end),
+        }),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions({
+    clusters: [
+      {
+        name: 'c',
+        server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        skipTLSVerify: true,
+      },
+    ],
+    users: [{ name: 'u' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  client = new HttpClient(kubeConfig);
+});
+afterAll(async () => {
+  client.close();
+  await new Promise((resolve) => server.close(resolve));
+});
+afterEach(() => {
+  items = [];
+  listResourceVersion = '10';
+  beforeLaterPage = async () => {};
+  requests = [];
+});
+
+const widget = (name: string, resourceVersion: string, generation = 1): KubernetesObject => ({
+  metadata: { name, namespace: 'default', resourceVersion, generation },
+});
+
+/** A watch the test drives: each call is recorded; `connect` decides when (if ever) it is answered. */
+class ScriptedWatcher implements Watcher {
+  calls: {
+    query: Record<string, string>;
+    emit: (type: string, object: unknown) => void;
+    end: (err?: unknown) => void;
+    aborted: boolean;
+  }[] = [];
+  constructor(private readonly connect: () => Promise<void> = async () => {}) {}
+  async watch(
+    _path: string,
+    query: Record<string, string>,
+    onEvent: (type: string, object: unknown) => void,
+    done: (err: unknown) => void,
+  ): Promise<{ abort(): void }> {
+    const call = { query, emit: onEvent, end: (err?: unknown) => done(err ?? null), aborted: false };
+    this.calls.push(call);
+    await this.connect();
+    return { abort: () => (call.aborted = true) };
+  }
+}
+
+function reflector(watcher: Watcher, pageSize = 2): Reflector {
+  const r = new Reflector({
+    client,
+    kind: Widget,
+    path: '/apis/example.com/v1/namespaces/default/widgets',
+    watcher,
+    list: { namespace: 'default', pageSize },
+  });
+  return r;
+}
+
+/** Every event the reflector reports, as `add a 1`, `update a 2<-1`, `delete a`. */
+function record(r: Reflector): string[] {
+  const events: string[] = [];
+  r.on('add', (o) => events.push(`add ${o.metadata?.name} ${o.metadata?.resourceVersion}`));
+  r.on('update', (o, old) =>
+    events.push(
+      `update ${o.metadata?.name} ${o.metadata?.resourceVersion}<-${old?.metadata?.resourceVersion}`,
+    ),
+  );
+  r.on('delete', (o) => events.push(`delete ${o.metadata?.name}`));
+  return events;
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+describe('Reflector', () => {
+  it('delivers each page of the list as it arrives, before the next one is answered', async () => {
+    items = ['a', 'b', 'c', 'd'].map((name) => widget(name, '5'));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    beforeLaterPage = () => held;
+    const r = reflector(new ScriptedWatcher());
+    const events = record(r);
+    const started = r.start();
+    await settle();
+    // The second page is held by the server: the first one's objects are already delivered and stored.
+    expect(events).toEqual(['add a 5', 'add b 5']);
+    expect(r.get('a', 'default')).toMatchObject({ apiVersion: 'example.com/v1', kind: 'Widget' });
+    expect(r.hasListed()).toBe(false);
+    release();
+    await started;
+    expect(events).toEqual(['add a 5', 'add b 5', 'add c 5', 'add d 5']);
+    expect(r.hasListed()).toBe(true);
+    expect(r.list('default').map((o) => o.metadata?.name)).toEqual(['a', 'b', 'c', 'd']);
+    await r.stop();
+  });
+
+  it('resolves start() once the list is delivered, without waiting for the watch to connect', async () => {
+    items = [widget('a', '5')];
+    const watcher = new ScriptedWatcher(() => new Promise(() => {})); // never answers
+    const r = reflector(watcher);
+    await r.start();
+    expect(r.hasListed()).toBe(true);
+    await settle();
+    expect(watcher.calls.map((c) => c.query)).toEqual([{ resourceVersion: '10' }]);
+    await r.stop();
+  });
+
+  it('gives update handlers the replaced object, skips a version it holds, and deletes', async () => {
+    items = [widget('a', '5', 1)];
+    const watcher = new ScriptedWatcher();
+    const r = reflector(watcher);
+    const events = record(r);
+    await r.start();
+    await settle();
+    const watch = watcher.calls[0]!;
+    watch.emit('MODIFIED', widget('a', '5', 1)); // the version held: no event
+    watch.emit('MODIFIED', widget('a', '6', 2));
+    watch.emit('ADDED', widget('b', '7'));
+    watch.emit('DELETED', widget('a', '8'));
+    watch.emit('BOOKMARK', { metadata: { resourceVersion: '9' } });
+    expect(events).toEqual(['add a 5', 'update a 6<-5', 'add b 7', 'delete a']);
+    expect(r.get('a', 'default')).toBeUndefined();
+    expect(r.latestResourceVersion()).toBe('9');
+    // The server ends the watch (its timeoutSeconds): the next one resumes from the bookmark, no list.
+    const lists = requests.length;
+    watch.end();
+    await settle();
+    expect(watcher.calls.map((c) => c.query['resourceVersion'])).toEqual(['10', '9']);
+    expect(requests.length).toBe(lists);
+    await r.stop();
+  });
+
+  it('lists again after a 410, deleting the objects the new list does not have', async () => {
+    items = [widget('a', '5'), widget('b', '5'), widget('c', '5')];
+    const watcher = new ScriptedWatcher();
+    const r = reflector(watcher);
+    const events = record(r);
+    await r.start();
+    await settle();
+    items = [widget('a', '5'), widget('c', '12'), widget('d', '12')];
+    listResourceVersion = '20';
+    watcher.calls[0]!.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired' });
+    watcher.calls[0]!.end();
+    await settle();
+    expect(events.slice(3)).toEqual(['update c 12<-5', 'add d 12', 'delete b']);
+    expect(watcher.calls.map((c) => c.query['resourceVersion'])).toEqual(['10', '20']);
+    await r.stop();
+  });
+
+  it('reports a failed watch to its error handlers, and resumes from its resourceVersion on start()', async () => {
+    items = [widget('a', '5')];
+    const watcher = new ScriptedWatcher();
+    const r = reflector(watcher);
+    const errors: unknown[] = [];
+    r.on('error', (err) => errors.push(err));
+    await r.start();
+    await settle();
+    watcher.calls[0]!.end(new Error('connection reset'));
+    expect(errors).toEqual([new Error('connection reset')]);
+    const lists = requests.length;
+    await r.start();
+    await settle();
+    expect(requests.length).toBe(lists);
+    expect(watcher.calls.map((c) => c.query['resourceVersion'])).toEqual(['10', '10']);
+    await r.stop();
+    expect(watcher.calls[1]!.aborted).toBe(true);
+  });
+
+  it('stop() ends a list in flight: nothing is delivered after it, no watch starts', async () => {
+    items = ['a', 'b', 'c', 'd'].map((name) => widget(name, '5'));
+    let release!: () => void;
+    beforeLaterPage = () => new Promise<void>((resolve) => (release = resolve));
+    const watcher = new ScriptedWatcher();
+    const r = reflector(watcher);
+    const events = record(r);
+    const errors: unknown[] = [];
+    r.on('error', (err) => errors.push(err));
+    const started = r.start();
+    await settle();
+    await r.stop();
+    release();
+    await started;
+    await settle();
+    expect(events).toEqual(['add a 5', 'add b 5']);
+    expect(errors).toEqual([]);
+    expect(watcher.calls).toEqual([]);
+    expect(r.hasListed()).toBe(false);
+  });
+});
