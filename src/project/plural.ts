@@ -87,6 +87,11 @@ interface Rules {
   plurals: Set<string>;
   /** [suffix, replacement], in priority order. */
   suffixes: [string, string][];
+  /**
+   * The suffix rules that can apply to a word ending in a character, in the same order: those whose
+   * suffix or replacement ends in it. Filled as words are seen; a kind name tried all of the ~700 rules.
+   */
+  byLastChar: Map<string, [string, string][]>;
   acronyms: Set<string>;
 }
 
@@ -113,6 +118,7 @@ function loadRules(): Rules {
     irregular,
     plurals,
     suffixes: [...wordRules, ...suffixes],
+    byLastChar: new Map(),
     acronyms: new Set(ACRONYMS.trim().split(/\s+/)),
   };
   return rules;
@@ -130,7 +136,7 @@ export function crdDefaultPlural(kind: string): string {
 
 /** The plural of a word or of a compound name's last word, in the word's own case: `CronJobs`. */
 export function pluralize(word: string): string {
-  const { irregular, plurals, suffixes } = loadRules();
+  const { irregular, plurals } = loadRules();
   const last = lastWord(word);
   if (last === '') return '';
   const exact = irregular.get(word);
@@ -139,11 +145,23 @@ export function pluralize(word: string): string {
   if (plurals.has(word) || plurals.has(lower)) return word;
   const plural = irregular.get(lower);
   if (plural !== undefined) return replaceEnd(word, last, startsUpper(last) ? capitalize(plural) : plural);
-  for (const [suffix, replacement] of suffixes) {
+  for (const [suffix, replacement] of rulesFor(last)) {
     if (last.endsWith(replacement)) return replaceEnd(word, last, last);
     if (last.endsWith(suffix)) return replaceEnd(word, last, last.slice(0, -suffix.length) + replacement);
   }
   return lower.endsWith('s') ? word : `${word}s`;
+}
+
+/** The suffix rules that may match `word` (not empty), in priority order. */
+function rulesFor(word: string): [string, string][] {
+  const { suffixes, byLastChar } = loadRules();
+  const c = word.charAt(word.length - 1);
+  let rules = byLastChar.get(c);
+  if (rules === undefined) {
+    rules = suffixes.filter(([suffix, replacement]) => suffix.endsWith(c) || replacement.endsWith(c));
+    byLastChar.set(c, rules);
+  }
+  return rules;
 }
 
 /** `word` with `last` (its last word, possibly upper-cased as an acronym) replaced: appended if not its end. */
