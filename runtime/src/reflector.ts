@@ -75,14 +75,7 @@ export class Reflector {
    */
   async start(): Promise<void> {
     this.stopped = false;
-    const run = ++this.run;
-    try {
-      if (!this.resourceVersion) await this.relist(run);
-    } catch (err) {
-      if (run === this.run && !this.stopped) this.fail(err);
-      return;
-    }
-    if (run === this.run && !this.stopped) void this.watch(run);
+    await this.listAndWatch(++this.run);
   }
 
   async stop(): Promise<void> {
@@ -210,17 +203,18 @@ export class Reflector {
     if (this.stopped) return;
     if (isGone(err)) this.resourceVersion = '';
     else if (err) return this.fail(err);
-    void this.continueFrom(run);
+    void this.listAndWatch(run);
   }
 
-  private async continueFrom(run: number): Promise<void> {
+  /** Lists unless it can resume, then starts the watch: resolves without waiting for it to connect. */
+  private async listAndWatch(run: number): Promise<void> {
     try {
       if (!this.resourceVersion) await this.relist(run);
     } catch (err) {
       if (run === this.run && !this.stopped) this.fail(err);
       return;
     }
-    if (run === this.run && !this.stopped) await this.watch(run);
+    if (run === this.run && !this.stopped) void this.watch(run);
   }
 
   /** Stores `object`: an add, or an update unless it is the version already stored. */

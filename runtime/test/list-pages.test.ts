@@ -4,11 +4,10 @@
  * token that expired (410, as after an etcd compaction) answered by one unpaginated list.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { HttpClient } from '../src/client.js';
 import { groupVersion } from '../src/kinds.js';
+import { localKubeConfig } from './local-server.js';
 
 const Widget = groupVersion('example.com', 'v1').kind('Widget', { plural: 'widgets' });
 const ITEMS = ['a', 'b', 'c', 'd', 'e'].map((name) => ({
@@ -53,19 +52,7 @@ beforeAll(async () => {
     );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromOptions({
-    clusters: [
-      {
-        name: 'c',
-        server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        skipTLSVerify: true,
-      },
-    ],
-    users: [{ name: 'u' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
+  const kubeConfig = localKubeConfig(server);
   client = new HttpClient(kubeConfig);
 });
 afterAll(async () => {

@@ -6,13 +6,12 @@
  * silent watches) is tested in test/faults and test/integration.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { HttpClient } from '../src/client.js';
 import { groupVersion } from '../src/kinds.js';
 import { Reflector, type Watcher } from '../src/reflector.js';
 import type { KubernetesObject } from '../src/types.js';
+import { localKubeConfig } from './local-server.js';
 
 const Widget = groupVersion('example.com', 'v1').kind('Widget', { plural: 'widgets' });
 
@@ -49,19 +48,7 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromOptions({
-    clusters: [
-      {
-        name: 'c',
-        server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        skipTLSVerify: true,
-      },
-    ],
-    users: [{ name: 'u' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
+  const kubeConfig = localKubeConfig(server);
   client = new HttpClient(kubeConfig);
 });
 afterAll(async () => {
@@ -125,6 +112,9 @@ function record(r: Reflector): string[] {
   return events;
 }
 
+/** Waits for `assertion` to pass (a loaded machine may take a while). */
+const until = (assertion: () => void) => vi.waitFor(assertion, { timeout: 5_000, interval: 5 });
+/** Gives what should not happen a chance to. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
 
 describe('Reflector', () => {
@@ -136,7 +126,7 @@ describe('Reflector', () => {
     const r = reflector(new ScriptedWatcher());
     const events = record(r);
     const started = r.start();
-    await settle();
+    await until(() => expect(events).toHaveLength(2));
     // The second page is held by the server: the first one's objects are already delivered and stored.
     expect(events).toEqual(['add a 5', 'add b 5']);
     expect(r.get('a', 'default')).toMatchObject({ apiVersion: 'example.com/v1', kind: 'Widget' });
@@ -155,7 +145,7 @@ describe('Reflector', () => {
     const r = reflector(watcher);
     await r.start();
     expect(r.hasListed()).toBe(true);
-    await settle();
+    await until(() => expect(watcher.calls).toHaveLength(1));
     expect(watcher.calls.map((c) => c.query)).toEqual([{ resourceVersion: '10' }]);
     await r.stop();
   });
@@ -166,7 +156,7 @@ describe('Reflector', () => {
     const r = reflector(watcher);
     const events = record(r);
     await r.start();
-    await settle();
+    await until(() => expect(watcher.calls).toHaveLength(1));
     const watch = watcher.calls[0]!;
     watch.emit('MODIFIED', widget('a', '5', 1)); // the version held: no event
     watch.emit('MODIFIED', widget('a', '6', 2));
@@ -179,7 +169,7 @@ describe('Reflector', () => {
     // The server ends the watch (its timeoutSeconds): the next one resumes from the bookmark, no list.
     const lists = requests.length;
     watch.end();
-    await settle();
+    await until(() => expect(watcher.calls).toHaveLength(2));
     expect(watcher.calls.map((c) => c.query['resourceVersion'])).toEqual(['10', '9']);
     expect(requests.length).toBe(lists);
     await r.stop();
@@ -191,12 +181,12 @@ describe('Reflector', () => {
     const r = reflector(watcher);
     const events = record(r);
     await r.start();
-    await settle();
+    await until(() => expect(watcher.calls).toHaveLength(1));
     items = [widget('a', '5'), widget('c', '12'), widget('d', '12')];
     listResourceVersion = '20';
     watcher.calls[0]!.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired' });
     watcher.calls[0]!.end();
-    await settle();
+    await until(() => expect(watcher.calls).toHaveLength(2));
     expect(events.slice(3)).toEqual(['update c 12<-5', 'add d 12', 'delete b']);
     expect(watcher.calls.map((c) => c.query['resourceVersion'])).toEqual(['10', '20']);
     await r.stop();
@@ -209,12 +199,12 @@ describe('Reflector', () => {
     const errors: unknown[] = [];
     r.on('error', (err) => errors.push(err));
     await r.start();
-    await settle();
+    await until(() => expect(watcher.calls).toHaveLength(1));
     watcher.calls[0]!.end(new Error('connection reset'));
     expect(errors).toEqual([new Error('connection reset')]);
     const lists = requests.length;
     await r.start();
-    await settle();
+    await until(() => expect(watcher.calls).toHaveLength(2));
     expect(requests.length).toBe(lists);
     expect(watcher.calls.map((c) => c.query['resourceVersion'])).toEqual(['10', '10']);
     await r.stop();
@@ -223,7 +213,7 @@ describe('Reflector', () => {
 
   it('stop() ends a list in flight: nothing is delivered after it, no watch starts', async () => {
     items = ['a', 'b', 'c', 'd'].map((name) => widget(name, '5'));
-    let release!: () => void;
+    let release: (() => void) | undefined;
     beforeLaterPage = () => new Promise<void>((resolve) => (release = resolve));
     const watcher = new ScriptedWatcher();
     const r = reflector(watcher);
@@ -231,9 +221,9 @@ describe('Reflector', () => {
     const errors: unknown[] = [];
     r.on('error', (err) => errors.push(err));
     const started = r.start();
-    await settle();
+    await until(() => expect(events.length === 2 && release !== undefined).toBe(true));
     await r.stop();
-    release();
+    release?.();
     await started;
     await settle();
     expect(events).toEqual(['add a 5', 'add b 5']);

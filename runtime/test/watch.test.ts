@@ -4,10 +4,10 @@
  * the watch at once, in a loop. The wrapper turns it into an error, so the informer backs off.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { watchWithBookmarks } from '../src/cache.js';
+import { localKubeConfig } from './local-server.js';
 
 let server: http.Server;
 let kubeConfig: KubeConfig;
@@ -20,19 +20,7 @@ beforeAll(async () => {
     res.writeHead(200, { 'Content-Type': 'application/json' }).end(body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  kubeConfig = new KubeConfig();
-  kubeConfig.loadFromOptions({
-    clusters: [
-      {
-        name: 'c',
-        server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        skipTLSVerify: true,
-      },
-    ],
-    users: [{ name: 'u' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
+  kubeConfig = localKubeConfig(server);
 });
 afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
