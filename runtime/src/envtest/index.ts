@@ -41,8 +41,12 @@ import {
 export type { LocalWebhookServing, WebhookInstallOptions } from './internal/webhooks.js';
 export { binaryAssetsOrSkip, envtestRequired, type SkipOptions } from './skip.js';
 export {
+  createNamespace,
   installWebhooks,
+  sharedEnvtestFrom,
   type GroupResource,
+  type ProvidedEnvtest,
+  type SharedEnvtest,
   type InstalledWebhooks,
   type InstallWebhooksOptions,
 } from './shared.js';

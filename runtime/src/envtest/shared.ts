@@ -10,11 +10,16 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type {
+import {
   KubeConfig,
-  V1CustomResourceConversion,
-  V1CustomResourceDefinition,
+  type V1CustomResourceConversion,
+  type V1CustomResourceDefinition,
+  type V1Namespace,
+  type V1ServiceAccount,
 } from '@kubernetes/client-node';
+import { HttpClient } from '../client.js';
+import { isNotFound } from '../errors.js';
+import { resourceKind } from '../kinds.js';
 import { CONVERT_PATH } from '../webhook/paths.js';
 import { apiRequest, statusMessage, type ApiAccess } from './internal/rest.js';
 import {
@@ -30,6 +35,93 @@ import {
 } from './internal/webhooks.js';
 
 export type { GroupResource } from './internal/webhooks.js';
+
+/**
+ * What the global setup of a test run hands its test files (vitest's `provide`): where the shared envtest
+ * is, or why there is none.
+ */
+export interface ProvidedEnvtest {
+  /** The admin kubeconfig of the running envtest; absent when no envtest runs. */
+  kubeconfigPath?: string;
+  /** envtest's cluster mode: controllers, a scheduler and fake nodes run too. */
+  controllers: boolean;
+  /** Why the integration tests cannot run where they must (CI): each of their files fails with it. */
+  error?: string;
+}
+
+/** The shared envtest as a test file uses it. */
+export interface SharedEnvtest {
+  /** Admin credentials for the shared apiserver. */
+  kubeConfig: KubeConfig;
+  controllers: boolean;
+}
+
+/**
+ * The shared envtest from what the global setup provided (vitest's `inject('envtest')`), or undefined when
+ * there is none (its binaries are missing: the global setup said so once, and the tests are skipped).
+ * Throws where the tests must run (CI) but cannot, and when nothing was provided.
+ */
+export function sharedEnvtestFrom(provided: ProvidedEnvtest | undefined): SharedEnvtest | undefined {
+  if (provided === undefined) {
+    throw new Error(
+      'no envtest was provided: vitest.config.ts must list test/envtest.setup.ts in globalSetup',
+    );
+  }
+  if (provided.error !== undefined) throw new Error(provided.error);
+  if (provided.kubeconfigPath === undefined) return undefined;
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(provided.kubeconfigPath);
+  return { kubeConfig, controllers: provided.controllers };
+}
+
+const NamespaceKind = resourceKind<V1Namespace>({
+  group: '',
+  version: 'v1',
+  kind: 'Namespace',
+  plural: 'namespaces',
+  namespaced: false,
+});
+const ServiceAccountKind = resourceKind<V1ServiceAccount>({
+  group: '',
+  version: 'v1',
+  kind: 'ServiceAccount',
+  plural: 'serviceaccounts',
+  namespaced: true,
+});
+
+/**
+ * Creates a namespace named `<prefix><random suffix>` for one test file and returns its name. In cluster
+ * mode (`controllers`) it resolves once the namespace's `default` ServiceAccount exists, as pods need it.
+ */
+export async function createNamespace(
+  envtest: { kubeConfig: KubeConfig; controllers?: boolean },
+  prefix: string,
+): Promise<string> {
+  const api = new HttpClient(envtest.kubeConfig);
+  try {
+    const created = await api.create(NamespaceKind, {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { generateName: prefix },
+    });
+    const name = created.metadata?.name ?? '';
+    if (envtest.controllers) {
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        try {
+          await api.get(ServiceAccountKind, 'default', name);
+          break;
+        } catch (error) {
+          if (!isNotFound(error) || Date.now() > deadline) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      }
+    }
+    return name;
+  } finally {
+    api.close();
+  }
+}
 
 export interface InstallWebhooksOptions extends WebhookInstallOptions {
   /**

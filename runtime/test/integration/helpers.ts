@@ -3,11 +3,14 @@
  * namespaced, with a status subresource; Gadget, cluster-scoped), the kinds they use, polling with a
  * deadline, and managers started on the real API server.
  */
-import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { startEnvtest, type Envtest, type EnvtestOptions } from '../../src/envtest/index.js';
-import { HttpClient } from '../../src/client.js';
+import {
+  createNamespace as createEnvtestNamespace,
+  startEnvtest,
+  type Envtest,
+  type EnvtestOptions,
+} from '../../src/envtest/index.js';
 import { groupVersion, resourceKind } from '../../src/kinds.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { Manager, type ManagerOptions } from '../../src/manager.js';
@@ -38,13 +41,6 @@ export const ConfigMapKind = resourceKind<ConfigMap>({
   plural: 'configmaps',
   namespaced: true,
 });
-export const NamespaceKind = resourceKind({
-  group: '',
-  version: 'v1',
-  kind: 'Namespace',
-  plural: 'namespaces',
-  namespaced: false,
-});
 
 export interface Deployment extends KubernetesObject {
   spec?: {
@@ -70,14 +66,8 @@ export function startTestEnv(options: EnvtestOptions = {}): Promise<Envtest> {
 }
 
 /** A fresh namespace per test, so that tests of one file do not see each other's objects. */
-export async function createNamespace(env: Envtest, prefix = 'test'): Promise<string> {
-  const name = `${prefix}-${randomBytes(4).toString('hex')}`;
-  await new HttpClient(env.kubeConfig).create(NamespaceKind, {
-    apiVersion: 'v1',
-    kind: 'Namespace',
-    metadata: { name },
-  });
-  return name;
+export function createNamespace(env: Envtest, prefix = 'test'): Promise<string> {
+  return createEnvtestNamespace(env, `${prefix}-`);
 }
 
 /** Polls `condition` every 20 ms until it returns a truthy value; fails after `timeoutMs` naming `what`. */
