@@ -23,53 +23,14 @@ import {
   type Envtest,
   type InstalledWebhooks,
 } from '../../src/envtest/index.js';
-import { groupVersion } from '../../src/kinds.js';
+import { ships, type ShipV1, type ShipV2 } from './ships.js';
 import { createLogger } from '../../src/logger.js';
 import { Manager } from '../../src/manager.js';
 import { convertible, defaulting, mutatePath } from '../../src/webhook/index.js';
 
-interface ShipV1 {
-  apiVersion: string;
-  kind: string;
-  metadata: { name?: string; namespace?: string };
-  spec: { crew?: number; captain?: string };
-}
-interface ShipV2 {
-  apiVersion: string;
-  kind: string;
-  metadata: { name?: string; namespace?: string };
-  spec: { people?: { crew?: number; captain?: string } };
-}
-
 const GROUP = 'envtest-shared.kubesmith.dev';
-const CRD_NAME = `ships.${GROUP}`;
-const V1 = groupVersion(GROUP, 'v1').kind<ShipV1>('Ship', { plural: 'ships' });
-const V2 = groupVersion(GROUP, 'v2').kind<ShipV2>('Ship', { plural: 'ships' });
+const { V1, V2, crdName: CRD_NAME, crd } = ships(GROUP);
 const assets = findBinaryAssets(); // fails (does not skip) without binaries
-
-const shipSchema = (spec: object) => ({
-  openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: spec } } },
-});
-const crew = { crew: { type: 'integer' }, captain: { type: 'string' } };
-const crd = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: CRD_NAME },
-  spec: {
-    group: GROUP,
-    names: { kind: 'Ship', listKind: 'ShipList', plural: 'ships', singular: 'ship' },
-    scope: 'Namespaced',
-    versions: [
-      { name: 'v1', served: true, storage: true, schema: shipSchema(crew) },
-      {
-        name: 'v2',
-        served: true,
-        storage: false,
-        schema: shipSchema({ people: { type: 'object', properties: crew } }),
-      },
-    ],
-  },
-};
 
 /** As `kubesmith manifests` writes config/webhook/manifests.yaml: one mutating webhook, by service. */
 const manifests = dumpYaml({

@@ -15,7 +15,7 @@ import {
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findBinaryAssets, startEnvtest, type Envtest } from '../../src/envtest/index.js';
-import { groupVersion } from '../../src/kinds.js';
+import { ships, type ShipV1, type ShipV2 } from './ships.js';
 import { createLogger } from '../../src/logger.js';
 import { Manager } from '../../src/manager.js';
 import {
@@ -28,58 +28,9 @@ import {
   ValidationError,
 } from '../../src/webhook/index.js';
 
-interface ShipV1 {
-  apiVersion: string;
-  kind: string;
-  metadata: { name?: string; namespace?: string };
-  spec: { crew?: number; captain?: string };
-}
-interface ShipV2 {
-  apiVersion: string;
-  kind: string;
-  metadata: { name?: string; namespace?: string };
-  spec: { people?: { crew?: number; captain?: string } };
-}
-
 const GROUP = 'envtest-webhooks.kubesmith.dev';
-const CRD_NAME = `ships.${GROUP}`;
-const V1 = groupVersion(GROUP, 'v1').kind<ShipV1>('Ship', { plural: 'ships' });
-const V2 = groupVersion(GROUP, 'v2').kind<ShipV2>('Ship', { plural: 'ships' });
+const { V1, V2, crdName: CRD_NAME, crd } = ships(GROUP);
 const assets = findBinaryAssets(); // fails (does not skip) without binaries
-
-const crdYaml = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: ${CRD_NAME}
-spec:
-  group: ${GROUP}
-  names: { kind: Ship, listKind: ShipList, plural: ships, singular: ship }
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties: { crew: { type: integer }, captain: { type: string } }
-  - name: v2
-    served: true
-    storage: false
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              people:
-                type: object
-                properties: { crew: { type: integer }, captain: { type: string } }
-`;
 
 /** As `kubesmith manifests` writes config/webhook/manifests.yaml: a service, no URL and no CA. */
 function webhookManifests(): string {
@@ -119,7 +70,7 @@ describe('startEnvtest with webhookInstallOptions', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kubesmith-envtest-webhooks-'));
     fs.mkdirSync(path.join(dir, 'crd'));
     fs.mkdirSync(path.join(dir, 'webhook'));
-    fs.writeFileSync(path.join(dir, 'crd', 'ships.yaml'), crdYaml);
+    fs.writeFileSync(path.join(dir, 'crd', 'ships.yaml'), dumpYaml(crd));
     fs.writeFileSync(path.join(dir, 'webhook', 'manifests.yaml'), webhookManifests());
     env = await startEnvtest({
       binaryAssetsDirectory: assets,
