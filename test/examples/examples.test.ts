@@ -2,35 +2,14 @@
  * examples/ is what the CLI makes today: scripts/examples.mjs makes every example again and compares, and
  * only the files a user edits (USER_FILES there) may differ. `npm run examples` rewrites them.
  */
-import { execFile } from 'node:child_process';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { copyProject, removeCopies, repo, runScript } from '../helpers/scripts.js';
 
-const run = promisify(execFile);
-const repo = fileURLToPath(new URL('../..', import.meta.url));
-const script = path.join(repo, 'scripts/examples.mjs');
+const examples = (...args: string[]) => runScript('examples.mjs', ...args);
 
-async function examples(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [script, ...args], {
-      cwd: repo,
-      timeout: 120_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
-
-const temps: string[] = [];
-afterAll(async () => {
-  await Promise.all(temps.map((dir) => rm(dir, { recursive: true, force: true })));
-});
+afterAll(removeCopies);
 
 describe('examples/', () => {
   it('is what the CLI makes today (npm run examples regenerates it)', async () => {
@@ -40,12 +19,7 @@ describe('examples/', () => {
   }, 120_000);
 
   it('a changed generated file is drift; a changed user file is not', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'kubesmith-examples-test-'));
-    temps.push(dir);
-    await cp(path.join(repo, 'examples/demo-application'), path.join(dir, 'demo-application'), {
-      recursive: true,
-      filter: (source) => !source.includes('node_modules'),
-    });
+    const dir = await copyProject('examples/demo-application', 'demo-application');
     const controller = path.join(dir, 'demo-application/src/controllers/demoapplication.controller.ts');
     await writeFile(controller, `${await readFile(controller, 'utf8')}\n// edited by hand\n`);
     await writeFile(path.join(dir, 'demo-application/README.md'), '# my own story\n');

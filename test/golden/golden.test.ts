@@ -4,35 +4,14 @@
  * (--skip-install, no network) and compares file by file. After a change to what the CLI writes,
  * `npm run build && npm run golden` rewrites it, and the change is reviewed as a diff of testdata/.
  */
-import { execFile } from 'node:child_process';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { copyProject, removeCopies, runScript } from '../helpers/scripts.js';
 
-const run = promisify(execFile);
-const repo = fileURLToPath(new URL('../..', import.meta.url));
-const script = path.join(repo, 'scripts/golden.mjs');
+const golden = (...args: string[]) => runScript('golden.mjs', ...args);
 
-async function golden(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [script, ...args], {
-      cwd: repo,
-      timeout: 120_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
-
-const temps: string[] = [];
-afterAll(async () => {
-  await Promise.all(temps.map((dir) => rm(dir, { recursive: true, force: true })));
-});
+afterAll(removeCopies);
 
 describe('testdata/project (the golden generated project)', () => {
   it('is what the CLI makes today (npm run golden regenerates it)', async () => {
@@ -43,12 +22,7 @@ describe('testdata/project (the golden generated project)', () => {
   }, 120_000);
 
   it('a file changed, removed or added by hand is drift, named with the command that fixes it', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'kubesmith-golden-test-'));
-    temps.push(dir);
-    await cp(path.join(repo, 'testdata/project'), path.join(dir, 'project'), {
-      recursive: true,
-      filter: (source) => !source.includes('node_modules'),
-    });
+    const dir = await copyProject('testdata/project', 'project');
     const main = path.join(dir, 'project/src/main.ts');
     const lines = (await readFile(main, 'utf8')).split('\n');
     lines[20] = '// changed by hand';
