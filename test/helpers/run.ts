@@ -1,5 +1,5 @@
 /** Running the CLI in-process against a temporary directory, and looking at what it left. */
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -41,10 +41,21 @@ export async function runWithEnv(env: NodeJS.ProcessEnv, cwd: string, ...args: s
   return { code, stdout: stdout.text, stderr: stderr.text };
 }
 
+/**
+ * Runs the CLI where it finds no tools: HOME, the cache, KUBEBUILDER_ASSETS and PATH all point at an empty
+ * directory beside `cwd` (no kubectl, no envtest binaries).
+ */
+export async function runWithoutTools(cwd: string, ...args: string[]): Promise<RunResult> {
+  const empty = path.join(path.dirname(cwd), 'empty');
+  await mkdir(empty, { recursive: true });
+  const env = { HOME: empty, XDG_CACHE_HOME: empty, KUBEBUILDER_ASSETS: empty, PATH: empty };
+  return runWithEnv(env, cwd, ...args);
+}
+
 export async function tempDir(name = 'project'): Promise<string> {
   const parent = await mkdtemp(path.join(os.tmpdir(), 'kubesmith-test-'));
   const dir = path.join(parent, name);
-  await import('node:fs/promises').then((fs) => fs.mkdir(dir));
+  await mkdir(dir);
   return dir;
 }
 

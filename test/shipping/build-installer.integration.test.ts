@@ -4,12 +4,12 @@
  * the manager's Deployment must become available, and deleted again without leftovers.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { binaryAssetsOrSkip, startEnvtest, type Envtest } from '../../runtime/src/envtest/index.js';
-import { read, removeTemp, run, tempDir } from '../helpers/run.js';
+import { read, removeTemp, run, runWithEnv, runWithoutTools, tempDir } from '../helpers/run.js';
 import { standInCrd } from '../helpers/stand-in-crds.js';
 
 const binaries = binaryAssetsOrSkip({ controllers: true });
@@ -65,7 +65,6 @@ describe.skipIf(binaries === undefined)('kubesmith build-installer', () => {
   it('a digest, a registry port and IMG work too', async () => {
     const digest = `sha256:${'a'.repeat(64)}`;
     const env = { ...process.env, IMG: `localhost:5000/team/operator@${digest}` };
-    const { runWithEnv } = await import('../helpers/run.js');
     const result = await runWithEnv(
       { ...env, KUBESMITH_RUNTIME_SPEC: '^0.1.0', KUBESMITH_CLI_SPEC: '^0.1.0' },
       dir,
@@ -90,11 +89,7 @@ describe.skipIf(binaries === undefined)('kubesmith build-installer', () => {
   );
 
   it('without kubectl: one line saying where it looked and what to do', async () => {
-    const { runWithEnv } = await import('../helpers/run.js');
-    const empty = path.join(path.dirname(dir), 'empty');
-    await mkdir(empty, { recursive: true });
-    const env = { HOME: empty, XDG_CACHE_HOME: empty, KUBEBUILDER_ASSETS: empty, PATH: empty };
-    const result = await runWithEnv(env, dir, 'build-installer', '--output', 'dist/none.yaml');
+    const result = await runWithoutTools(dir, 'build-installer', '--output', 'dist/none.yaml');
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(
       'error: no kubectl found: it renders config/default (kubectl kustomize)\n' +

@@ -13,7 +13,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { binaryAssetsOrSkip, startEnvtest, type Envtest } from '../../runtime/src/envtest/index.js';
 import { helmOrSkip } from '../helpers/helm.js';
-import { read, removeTemp, run, runWithEnv, snapshot, tempDir } from '../helpers/run.js';
+import { read, removeTemp, run, runWithoutTools, snapshot, tempDir } from '../helpers/run.js';
 import { standInCrd } from '../helpers/stand-in-crds.js';
 
 // kubectl (for kustomize) comes with the envtest binaries; the API server tests need cluster mode.
@@ -228,10 +228,7 @@ describe.skipIf(helm === undefined)('kubesmith helm-chart', () => {
     });
 
     it('no kubectl', async () => {
-      const empty = path.join(path.dirname(dir), 'empty');
-      await mkdir(empty, { recursive: true });
-      const env = { HOME: empty, XDG_CACHE_HOME: empty, KUBEBUILDER_ASSETS: empty, PATH: empty };
-      const result = await runWithEnv(env, dir, 'helm-chart', '--output', 'dist/none');
+      const result = await runWithoutTools(dir, 'helm-chart', '--output', 'dist/none');
       expect(result.code).toBe(1);
       expect(result.stderr).toBe(
         'error: no kubectl found: it renders config/default (kubectl kustomize)\n' +
