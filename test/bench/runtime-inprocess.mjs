@@ -32,6 +32,15 @@ const rounds = Number(values.rounds);
 /** Garbage collections, to count those within a round's drain. */
 const collections = watchCollections();
 
+/** A round's figures: reconciles per second, CPU us per reconcile, ms of GC pauses. */
+async function roundFigures(first, [ended, used]) {
+  return [
+    count / ((ended - first) / 1000),
+    (used.user + used.system) / count,
+    await collections.between(first, ended),
+  ];
+}
+
 /** The inspector's CPU profiler, started and stopped around the runtime's rounds with --profile. */
 const profiler = values.profile ? new Session() : undefined;
 const post = (method, params = {}) =>
@@ -98,12 +107,8 @@ async function runtimeRounds() {
   if (profiler) await post('Profiler.start');
   const running = mgr.start();
   for (let r = 0; r < rounds; r++) {
-    const [ended, used] = await done;
-    rates.push([
-      count / ((ended - first) / 1000),
-      (used.user + used.system) / count,
-      await collections.between(first, ended),
-    ]);
+    const outcome = await done; // `first` is set meanwhile
+    rates.push(await roundFigures(first, outcome));
     seen = 0;
     first = undefined;
     done = round();
@@ -160,12 +165,8 @@ async function floorRounds() {
     }
     const workers = r === 0 ? Array.from({ length: 4 }, worker) : [];
     void workers;
-    const [ended, used] = await done;
-    rates.push([
-      count / ((ended - first) / 1000),
-      (used.user + used.system) / count,
-      await collections.between(first, ended),
-    ]);
+    const outcome = await done; // `first` is set meanwhile
+    rates.push(await roundFigures(first, outcome));
     seen = 0;
     first = undefined;
   }
