@@ -1,31 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { Project, ts } from 'ts-morph';
-import { defaultRegistry, formatDiagnostic, sortDiagnostics, type Diagnostic } from '../markers/index.js';
+import { schemaOf } from '../../test/helpers/schema.js';
+import { defaultRegistry, formatDiagnostic, type Diagnostic } from '../markers/index.js';
 import { SchemaBuilder } from './build.js';
 import { clone, type JSONSchemaProps } from './types.js';
-
-/** The schema of `Root` in `source` (an in-memory file), and the diagnostics. */
-function schemaOf(source: string): { schema: JSONSchemaProps; diagnostics: string[] } {
-  const project = new Project({
-    useInMemoryFileSystem: true,
-    compilerOptions: { strict: true, target: ts.ScriptTarget.ES2022 },
-  });
-  const sf = project.createSourceFile('/src/types.ts', source).compilerNode;
-  const diagnostics: Diagnostic[] = [];
-  const builder = new SchemaBuilder({
-    checker: project.getTypeChecker().compilerObject,
-    registry: defaultRegistry(),
-    diagnostics,
-    displayPath: () => 'types.ts',
-  });
-  const root = sf.statements.find(
-    (s): s is ts.InterfaceDeclaration | ts.TypeAliasDeclaration =>
-      (ts.isInterfaceDeclaration(s) || ts.isTypeAliasDeclaration(s)) && s.name.text === 'Root',
-  );
-  if (!root) throw new Error('no Root');
-  const schema = builder.declarationSchema(root, 'Root');
-  return { schema, diagnostics: sortDiagnostics(diagnostics).map(formatDiagnostic) };
-}
 
 const props = (source: string) => {
   const { schema, diagnostics } = schemaOf(source);

@@ -3,31 +3,7 @@
  * of `Box<Mode>`), because every construct is mapped in one place and the written node only adds names.
  */
 import { describe, expect, it } from 'vitest';
-import { Project, ts } from 'ts-morph';
-import { defaultRegistry, formatDiagnostic, sortDiagnostics, type Diagnostic } from '../markers/index.js';
-import { SchemaBuilder } from './build.js';
-import type { JSONSchemaProps } from './types.js';
-
-function schemaOf(source: string): { schema: JSONSchemaProps; diagnostics: string[] } {
-  const project = new Project({
-    useInMemoryFileSystem: true,
-    compilerOptions: { strict: true, target: ts.ScriptTarget.ES2022 },
-  });
-  const sf = project.createSourceFile('/src/types.ts', source).compilerNode;
-  const diagnostics: Diagnostic[] = [];
-  const builder = new SchemaBuilder({
-    checker: project.getTypeChecker().compilerObject,
-    registry: defaultRegistry(),
-    diagnostics,
-    displayPath: () => 'types.ts',
-  });
-  const root = sf.statements.find(
-    (s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === 'Root',
-  );
-  if (!root) throw new Error('no Root');
-  const schema = builder.declarationSchema(root, 'Root');
-  return { schema, diagnostics: sortDiagnostics(diagnostics).map(formatDiagnostic) };
-}
+import { schemaOf } from '../../test/helpers/schema.js';
 
 describe('the type mapper', () => {
   it('maps a type written and the same type reached through a type argument alike', () => {
