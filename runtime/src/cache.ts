@@ -69,6 +69,7 @@ export interface ListWatchLike {
   start(): Promise<void>;
   stop(): Promise<void>;
   get(name: string, namespace?: string): KubernetesObject | undefined;
+  /** A new array (the caller may keep it) of the stored objects. */
   list(namespace?: string): KubernetesObject[];
 }
 
@@ -308,7 +309,7 @@ export function supervisedInformer(
     },
     hasSynced: () => synced,
     get: (name, ns) => listWatch.get(name, ns),
-    list: (ns) => [...listWatch.list(ns)],
+    list: (ns) => listWatch.list(ns),
   };
 }
 
