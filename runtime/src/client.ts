@@ -174,33 +174,6 @@ export class HttpClient implements Client {
   }
 
   /**
-   * The whole list and its resourceVersion, as an informer starts from it: read in pages of `pageSize`
-   * (default 500) with `limit` and `continue`, all from the one snapshot the first page was served from, as
-   * client-go's reflector lists; so no single answer holds every object, and `transform` runs on each page
-   * as it arrives. A continue token that expired before the last page (410) starts over with one
-   * unpaginated list, as client-go's pager does.
-   */
-  async listPage<T>(
-    kind: ResourceKind<T>,
-    options: ListOptions & { transform?: (item: T) => T } = {},
-  ): Promise<{ items: T[]; metadata: { resourceVersion?: string } }> {
-    const transform = options.transform ?? ((item: T) => item);
-    const read = async (pageSize: number) => {
-      const items: T[] = [];
-      const { resourceVersion } = await this.listEach(kind, { ...options, pageSize }, (item) =>
-        items.push(transform(item)),
-      );
-      return { items, metadata: resourceVersion !== undefined ? { resourceVersion } : {} };
-    };
-    try {
-      return await read(options.pageSize ?? 500);
-    } catch (err) {
-      if (!(err instanceof ApiError && err.statusCode === 410)) throw err;
-      return read(0);
-    }
-  }
-
-  /**
    * Reads a list page by page (`pageSize` objects a request, default 500; `0` reads it in one request),
    * following its continue tokens, and hands each item, with its kind set, to `onItem` as its page
    * arrives: the next page is already being read meanwhile. Resolves with the list's resourceVersion. A
@@ -464,7 +437,6 @@ function sendRequest(
   });
 }
 
-/** Lists leave apiVersion and kind out of their items; objects going out need them. */
 /** `object`, its apiVersion and kind set in place when absent (list items come without them). */
 function setKind<T>(kind: ResourceKind<T>, object: T): T {
   const o = object as KubernetesObject;
@@ -475,6 +447,7 @@ function setKind<T>(kind: ResourceKind<T>, object: T): T {
   return object;
 }
 
+/** `object` with its apiVersion and kind, a copy if it lacked them: objects going out need them. */
 function withKind<T>(kind: ResourceKind<T>, object: T): T {
   const o = object as KubernetesObject;
   if (o.apiVersion && o.kind) return object;

@@ -1,7 +1,7 @@
 /**
- * HttpClient.listPage, the informer's list, against a local HTTP server that plays the API server's
- * pagination: pages linked by continue tokens, each item transformed as its page arrives, and a continue
- * token that expired (410, as after an etcd compaction) answered by one unpaginated list.
+ * HttpClient.listEach, the informer's list, against a local HTTP server that plays the API server's
+ * pagination: pages linked by continue tokens, each item handed out as its page arrives, and a continue
+ * token that expired (410, as after an etcd compaction).
  */
 import http from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -63,23 +63,17 @@ beforeEach(() => {
   expireTokens = false;
 });
 
-describe("the informer's list (HttpClient.listPage)", () => {
-  it('follows continue tokens page by page and transforms every item', async () => {
+describe("the informer's list (HttpClient.listEach)", () => {
+  it("follows continue tokens page by page, setting each item's kind, and returns the resourceVersion", async () => {
     const seen: string[] = [];
-    const list = await client.listPage(Widget, {
-      namespace: 'default',
-      pageSize: 2,
-      transform: (item) => {
-        seen.push(item.metadata?.name ?? '');
-        delete item.metadata?.managedFields;
-        return item;
-      },
+    const items: { apiVersion?: string; kind?: string }[] = [];
+    const list = await client.listEach(Widget, { namespace: 'default', pageSize: 2 }, (item) => {
+      seen.push(item.metadata?.name ?? '');
+      items.push(item);
     });
-    expect(list.items.map((item) => item.metadata?.name)).toEqual(['a', 'b', 'c', 'd', 'e']);
-    expect(list.items.every((item) => item.metadata?.managedFields === undefined)).toBe(true);
-    expect(list.items[0]).toMatchObject({ apiVersion: 'example.com/v1', kind: 'Widget' });
-    expect(list.metadata).toEqual({ resourceVersion: '42' });
     expect(seen).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(items[0]).toMatchObject({ apiVersion: 'example.com/v1', kind: 'Widget' });
+    expect(list).toEqual({ resourceVersion: '42' });
     expect(requests.map((q) => [q.get('limit'), q.get('continue')])).toEqual([
       ['2', null],
       ['2', '2'],
@@ -87,14 +81,23 @@ describe("the informer's list (HttpClient.listPage)", () => {
     ]);
   });
 
-  it('starts over with one unpaginated list when a continue token has expired (410)', async () => {
+  it('reads the list in one request with pageSize 0', async () => {
+    const seen: string[] = [];
+    await client.listEach(Widget, { namespace: 'default', pageSize: 0 }, (item) =>
+      seen.push(item.metadata?.name ?? ''),
+    );
+    expect(seen).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(requests.map((q) => [q.get('limit'), q.get('continue')])).toEqual([[null, null]]);
+  });
+
+  it('fails with a 410 ApiError when a continue token has expired (the Reflector lists again)', async () => {
     expireTokens = true;
-    const list = await client.listPage(Widget, { namespace: 'default', pageSize: 2 });
-    expect(list.items.map((item) => item.metadata?.name)).toEqual(['a', 'b', 'c', 'd', 'e']);
-    expect(requests.map((q) => [q.get('limit'), q.get('continue')])).toEqual([
-      ['2', null],
-      ['2', '2'],
-      [null, null],
-    ]);
+    const seen: string[] = [];
+    await expect(
+      client.listEach(Widget, { namespace: 'default', pageSize: 2 }, (item) =>
+        seen.push(item.metadata?.name ?? ''),
+      ),
+    ).rejects.toMatchObject({ statusCode: 410 });
+    expect(seen).toEqual(['a', 'b']);
   });
 });

@@ -21,6 +21,8 @@ let listResourceVersion = '10';
 /** Called before a page after the first is answered: a test may hold the answer. */
 let beforeLaterPage: () => Promise<void> = async () => {};
 let requests: URLSearchParams[] = [];
+/** Answer 410 to a request that carries a continue token, as after an etcd compaction. */
+let expireTokens = false;
 
 let server: http.Server;
 let client: HttpClient;
@@ -30,6 +32,11 @@ beforeAll(async () => {
     const query = new URL(req.url ?? '/', 'http://x').searchParams;
     requests.push(query);
     const token = query.get('continue');
+    if (token && expireTokens) {
+      res.writeHead(410, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ kind: 'Status', status: 'Failure', reason: 'Expired', code: 410 }));
+      return;
+    }
     const start = token ? Number(token) : 0;
     const limit = query.has('limit') ? Number(query.get('limit')) : items.length;
     const end = Math.min(start + limit, items.length);
@@ -60,6 +67,7 @@ afterEach(() => {
   listResourceVersion = '10';
   beforeLaterPage = async () => {};
   requests = [];
+  expireTokens = false;
 });
 
 const widget = (name: string, resourceVersion: string, generation = 1): KubernetesObject => ({
@@ -189,6 +197,22 @@ describe('Reflector', () => {
     await until(() => expect(watcher.calls).toHaveLength(2));
     expect(events.slice(3)).toEqual(['update c 12<-5', 'add d 12', 'delete b']);
     expect(watcher.calls.map((c) => c.query['resourceVersion'])).toEqual(['10', '20']);
+    await r.stop();
+  });
+
+  it('lists again in one request when a continue token expired, without repeating what it delivered', async () => {
+    items = ['a', 'b', 'c', 'd'].map((name) => widget(name, '5'));
+    expireTokens = true;
+    const r = reflector(new ScriptedWatcher());
+    const events = record(r);
+    await r.start();
+    expect(events).toEqual(['add a 5', 'add b 5', 'add c 5', 'add d 5']);
+    expect(r.hasListed()).toBe(true);
+    expect(requests.map((q) => [q.get('limit'), q.get('continue')])).toEqual([
+      ['2', null],
+      ['2', '2'],
+      [null, null],
+    ]);
     await r.stop();
   });
 

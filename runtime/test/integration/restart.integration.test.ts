@@ -5,13 +5,17 @@
  * a matter of timing.
  */
 import net from 'node:net';
-import { KubeConfig, ListWatch } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { controllerManagedBy } from '../../src/builder.js';
-import { supervisedInformer, watchWithBookmarks } from '../../src/cache.js';
+import { clientNodeInformerFactory, watchWithBookmarks } from '../../src/cache.js';
 import { HttpClient, type Client } from '../../src/client.js';
+import { realClock } from '../../src/clock.js';
 import type { Envtest } from '../../src/envtest/index.js';
 import { isNotFound } from '../../src/errors.js';
+import type { ResourceKind } from '../../src/kinds.js';
+import { Reflector } from '../../src/reflector.js';
+import type { KubernetesObject } from '../../src/types.js';
 import {
   ConfigMapKind,
   createNamespace,
@@ -21,7 +25,6 @@ import {
   runManager,
   startTestEnv,
   WidgetKind,
-  type ConfigMap,
   type RunningManager,
   type Widget,
 } from './helpers.js';
@@ -316,21 +319,23 @@ describe('watches', () => {
     await eventually(() => ended, 'the server to end the watch', 5_000);
     expect(types).toContain('BOOKMARK');
 
-    // A ListWatch on it opens a new watch each time the server ends one, from where it was.
-    const listWatch = new ListWatch(
-      path,
-      watch,
-      async () => {
-        const page = await client.list(ConfigMapKind, { namespace: ns });
-        return { items: page as (ConfigMap & { metadata: { name: string } })[], metadata: {} };
-      },
-      false,
-    );
+    // A Reflector on it opens a new watch each time the server ends one, from where it was.
     let connects = 0;
+    const reflector = new Reflector({
+      client: new HttpClient(env.kubeConfig),
+      kind: ConfigMapKind as ResourceKind<KubernetesObject>,
+      path,
+      watcher: {
+        watch: (...args) => {
+          connects++;
+          return watch.watch(...args);
+        },
+      },
+      list: { namespace: ns },
+    });
     const added: string[] = [];
-    listWatch.on('connect', () => connects++);
-    listWatch.on('add', (object) => added.push(object.metadata?.name ?? ''));
-    await listWatch.start();
+    reflector.on('add', (object) => added.push(object.metadata?.name ?? ''));
+    await reflector.start();
     try {
       await eventually(() => connects >= 2, 'a watch ended by the server and resumed', 5_000);
       await client.create(ConfigMapKind, {
@@ -340,7 +345,7 @@ describe('watches', () => {
       });
       await eventually(() => added.includes('late'), 'the object created after the resumptions');
     } finally {
-      await listWatch.stop();
+      await reflector.stop();
     }
   }, 30_000);
 });
@@ -348,22 +353,10 @@ describe('watches', () => {
 describe('a watch that goes silent', () => {
   it('is given up after its timeout and a grace period, and the informer reconnects', async () => {
     const ns = await createNamespace(env, 'silent');
-    const path = `/api/v1/namespaces/${ns}/configmaps`;
-    const relayClient = new HttpClient(throughRelay());
     // timeoutSeconds 1, grace 500 ms: a watch still open after 1.5 s is dead.
-    const listWatch = new ListWatch(
-      path,
-      watchWithBookmarks(throughRelay(), { timeoutSeconds: 1, graceMs: 500 }),
-      async () => {
-        const page = await relayClient.listPage(ConfigMapKind, { namespace: ns });
-        return page as {
-          items: (ConfigMap & { metadata: { name: string } })[];
-          metadata: { resourceVersion?: string };
-        };
-      },
-      false,
-    );
-    const informer = supervisedInformer(listWatch as never, () => true, memoryLogger().logger);
+    const informer = clientNodeInformerFactory(throughRelay(), memoryLogger().logger, realClock, {
+      watch: { timeoutSeconds: 1, graceMs: 500 },
+    })(ConfigMapKind, { namespace: ns });
     const added: string[] = [];
     informer.on('add', (object) => added.push(object.metadata?.name ?? ''));
     await informer.start();
