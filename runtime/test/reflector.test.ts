@@ -1,12 +1,13 @@
 /**
- * The Reflector (list in pages, then watch, into a store) against a local HTTP server that plays the API
- * server's paginated list, and a scripted watch: pages delivered as they arrive, a start that does not
+ * HttpClient.listEach, the informer's list, and the Reflector (list in pages, then watch, into a store),
+ * against a local HTTP server that plays the API server's paginated list (pages linked by continue tokens,
+ * tokens that expire as after an etcd compaction) and, for the Reflector, a scripted watch: pages delivered as they arrive, a start that does not
  * wait for the watch to connect, update handlers given the replaced object, relists that delete what is
  * gone, and a stop that ends a list in flight. Its behaviour on a real API server (restarts, 410s,
  * silent watches) is tested in test/faults and test/integration.
  */
 import http from 'node:http';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { HttpClient } from '../src/client.js';
 import { groupVersion } from '../src/kinds.js';
 import { Reflector, type Watcher } from '../src/reflector.js';
@@ -124,6 +125,47 @@ function record(r: Reflector): string[] {
 const until = (assertion: () => void) => vi.waitFor(assertion, { timeout: 5_000, interval: 5 });
 /** Gives what should not happen a chance to. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+describe("the informer's list (HttpClient.listEach)", () => {
+  beforeEach(() => {
+    items = ['a', 'b', 'c', 'd', 'e'].map((name) => widget(name, '5'));
+  });
+
+  it("follows continue tokens page by page, setting each item's kind, and returns the resourceVersion", async () => {
+    const seen: KubernetesObject[] = [];
+    const list = await client.listEach(Widget, { namespace: 'default', pageSize: 2 }, (item) =>
+      seen.push(item),
+    );
+    expect(seen.map((item) => item.metadata?.name)).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(seen[0]).toMatchObject({ apiVersion: 'example.com/v1', kind: 'Widget' });
+    expect(list).toEqual({ resourceVersion: '10' });
+    expect(requests.map((q) => [q.get('limit'), q.get('continue')])).toEqual([
+      ['2', null],
+      ['2', '2'],
+      ['2', '4'],
+    ]);
+  });
+
+  it('reads the list in one request with pageSize 0', async () => {
+    const seen: string[] = [];
+    await client.listEach(Widget, { namespace: 'default', pageSize: 0 }, (item) =>
+      seen.push(item.metadata?.name ?? ''),
+    );
+    expect(seen).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(requests.map((q) => [q.get('limit'), q.get('continue')])).toEqual([[null, null]]);
+  });
+
+  it('fails with a 410 ApiError when a continue token has expired (the Reflector lists again)', async () => {
+    expireTokens = true;
+    const seen: string[] = [];
+    await expect(
+      client.listEach(Widget, { namespace: 'default', pageSize: 2 }, (item) =>
+        seen.push(item.metadata?.name ?? ''),
+      ),
+    ).rejects.toMatchObject({ statusCode: 410 });
+    expect(seen).toEqual(['a', 'b']);
+  });
+});
 
 describe('Reflector', () => {
   it('delivers each page of the list as it arrives, before the next one is answered', async () => {
