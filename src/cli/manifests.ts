@@ -73,50 +73,61 @@ Examples:
       }
       // ts-morph loads only here, so other commands stay fast.
       const { generateManifests, formatDiagnostic, isError } = await import('../manifests/index.js');
-      const { files, diagnostics } = await generateManifests({ root, ...options });
-      const shown = diagnostics.map((d) => ({
-        ...d,
-        file: path.relative(cwd, path.join(root, d.file)) || d.file,
-      }));
-      for (const d of shown) out.info(formatDiagnostic(d));
-      const errors = diagnostics.filter(isError);
-      if (errors.length > 0) {
-        throw new KubesmithError(
-          `${errors.length} error${errors.length > 1 ? 's' : ''} in the API sources; nothing was written`,
-          {
-            hint: 'fix the problems listed above and run kubesmith manifests again',
-            details: { command: 'manifests', diagnostics: shown },
-          },
-        );
-      }
-      const { diffAgainstDisk, writeFilesAtomically } = await import('../manifests/write.js');
-      if (flags.stdout) {
-        out.print(files.map((f) => f.content).join(''));
-        out.result({ command: 'manifests', ok: true, files });
-        return;
-      }
-      if (flags.check) {
-        const stale = await diffAgainstDisk(root, files);
-        if (stale.length === 0) {
-          if (current) await stamp.saveStamp(root, current, files);
-          out.info(`manifests are up to date (${files.length} file${files.length === 1 ? '' : 's'})`);
-          out.result({ command: 'manifests', ok: true, stale: [], diagnostics: shown });
+      const { diffAgainstDisk, OutputWriter } = await import('../manifests/write.js');
+      // Each file is written to a temporary name as soon as it is generated, and renamed into place only
+      // when the whole run found no error.
+      const writer = flags.stdout || flags.check ? undefined : new OutputWriter(root);
+      try {
+        const { files, diagnostics } = await generateManifests({
+          root,
+          ...options,
+          ...(writer ? { onFile: (file) => writer.add(file) } : {}),
+        });
+        const shown = diagnostics.map((d) => ({
+          ...d,
+          file: path.relative(cwd, path.join(root, d.file)) || d.file,
+        }));
+        for (const d of shown) out.info(formatDiagnostic(d));
+        const errors = diagnostics.filter(isError);
+        if (errors.length > 0) {
+          throw new KubesmithError(
+            `${errors.length} error${errors.length > 1 ? 's' : ''} in the API sources; nothing was written`,
+            {
+              hint: 'fix the problems listed above and run kubesmith manifests again',
+              details: { command: 'manifests', diagnostics: shown },
+            },
+          );
+        }
+        if (flags.stdout) {
+          out.print(files.map((f) => f.content).join(''));
+          out.result({ command: 'manifests', ok: true, files });
           return;
         }
-        out.print(stale.map((s) => s.diff).join(''));
-        throw new KubesmithError(
-          `${stale.length} generated file${stale.length > 1 ? 's are' : ' is'} out of date: ${stale.map((s) => s.path).join(', ')}`,
-          {
-            hint: 'run kubesmith manifests and commit the result',
-            exitCode: ExitCode.drift,
-            details: { command: 'manifests', stale: stale.map((s) => s.path), diagnostics: shown },
-          },
-        );
+        if (flags.check) {
+          const stale = await diffAgainstDisk(root, files);
+          if (stale.length === 0) {
+            if (current) await stamp.saveStamp(root, current, files);
+            out.info(`manifests are up to date (${files.length} file${files.length === 1 ? '' : 's'})`);
+            out.result({ command: 'manifests', ok: true, stale: [], diagnostics: shown });
+            return;
+          }
+          out.print(stale.map((s) => s.diff).join(''));
+          throw new KubesmithError(
+            `${stale.length} generated file${stale.length > 1 ? 's are' : ' is'} out of date: ${stale.map((s) => s.path).join(', ')}`,
+            {
+              hint: 'run kubesmith manifests and commit the result',
+              exitCode: ExitCode.drift,
+              details: { command: 'manifests', stale: stale.map((s) => s.path), diagnostics: shown },
+            },
+          );
+        }
+        const statuses = await writer!.commit();
+        if (current) await stamp.saveStamp(root, current, files);
+        for (const s of statuses)
+          out.info(`${out.style(s.status === 'unchanged' ? 'dim' : 'green', s.status.padEnd(9))} ${s.path}`);
+        out.result({ command: 'manifests', ok: true, files: statuses, diagnostics: shown });
+      } finally {
+        await writer?.discard();
       }
-      const statuses = await writeFilesAtomically(root, files);
-      if (current) await stamp.saveStamp(root, current, files);
-      for (const s of statuses)
-        out.info(`${out.style(s.status === 'unchanged' ? 'dim' : 'green', s.status.padEnd(9))} ${s.path}`);
-      out.result({ command: 'manifests', ok: true, files: statuses, diagnostics: shown });
     });
 }

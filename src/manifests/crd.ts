@@ -208,11 +208,11 @@ function checkKindMarkers(ctx: ManifestContext, kindDecls: ReadonlySet<ts.Node>)
   }
 }
 
-/** The CRD files of the project. */
-export function generateCrds(
+/** The CRD files of the project, each as soon as it is made (in the order of their group and kind). */
+export function* generateCrds(
   ctx: ManifestContext,
   options: { version: string; maxDescLen?: number },
-): GeneratedFile[] {
+): Generator<GeneratedFile> {
   const { kinds, kindDecls } = findKinds(ctx);
   checkKindMarkers(ctx, kindDecls);
   const byGroupKind = new Map<string, KindVersion[]>();
@@ -220,7 +220,6 @@ export function generateCrds(
     const key = `${kv.group}/${kv.kind}`;
     byGroupKind.set(key, [...(byGroupKind.get(key) ?? []), kv]);
   }
-  const files: GeneratedFile[] = [];
   for (const [, versions] of [...byGroupKind.entries()].sort(([a], [b]) => cmp(a, b))) {
     const first = versions[0]!;
     const lower = first.kind.toLowerCase();
@@ -295,11 +294,6 @@ export function generateCrds(
       },
       spec: { group: first.group, names, scope, versions: entries.map((e) => e.entry) },
     };
-    files.push({
-      path: crdFile(first.group, plural),
-      documents: [object],
-      source: first.decl,
-    });
+    yield { path: crdFile(first.group, plural), documents: [object], source: first.decl };
   }
-  return files;
 }

@@ -32,6 +32,12 @@ export interface GenerateOptions {
    * plan. Default: none, the files on disk.
    */
   sources?: ReadonlyMap<string, string>;
+  /**
+   * Called with each file as soon as it is generated, before the diagnostics are complete: the CLI starts
+   * writing it to a temporary name (StagedWrite), and renames it into place only if no error was found. The
+   * event loop gets a turn after each CRD, so that those writes go on meanwhile. Default: none.
+   */
+  onFile?: (file: ManifestFile) => void;
 }
 
 export interface ManifestFile {
@@ -47,6 +53,10 @@ export interface GenerateResult {
 
 export async function generateManifests(options: GenerateOptions): Promise<GenerateResult> {
   const all = !options.crd && !options.rbac && !options.webhook;
+  const handOver = (file: ManifestFile): ManifestFile => {
+    options.onFile?.(file);
+    return file;
+  };
   const ctx = createContext(options.root, options.sources);
   const files: ManifestFile[] = [];
   if (all || options.crd) {
@@ -55,7 +65,9 @@ export async function generateManifests(options: GenerateOptions): Promise<Gener
       ...(options.maxDescLen !== undefined ? { maxDescLen: options.maxDescLen } : {}),
     })) {
       const content = writeYamlDocuments(file.documents);
-      files.push({ path: file.path, content });
+      files.push(handOver({ path: file.path, content }));
+      // A turn of the event loop, in which the writes of the files handed over so far go on.
+      if (options.onFile) await new Promise(setImmediate);
       const size = Buffer.byteLength(content);
       if (size > LAST_APPLIED_LIMIT && file.source) {
         const sf = file.source.getSourceFile();
@@ -76,12 +88,12 @@ export async function generateManifests(options: GenerateOptions): Promise<Gener
   const packageMarkers = ctx.packageMarkers();
   if (all || options.rbac) {
     const roles = rolesFromMarkers(packageMarkers);
-    if (roles.length > 0) files.push({ path: ROLE_FILE, content: writeYamlDocuments(roles) });
+    if (roles.length > 0) files.push(handOver({ path: ROLE_FILE, content: writeYamlDocuments(roles) }));
   }
   if (all || options.webhook) {
     const documents = webhookConfigurations(packageMarkers, ctx.diagnostics);
     if (documents.length > 0) {
-      files.push({ path: WEBHOOK_MANIFESTS_FILE, content: writeYamlDocuments(documents) });
+      files.push(handOver({ path: WEBHOOK_MANIFESTS_FILE, content: writeYamlDocuments(documents) }));
     }
   }
   files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type * as Diff from 'diff';
-import { writeAtomically, type FileWrite } from '../project/write.js';
+import { StagedWrite } from '../project/write.js';
 
 export interface OutputFile {
   path: string;
@@ -18,8 +18,44 @@ function readIfExists(file: string): string | undefined {
   try {
     return readFileSync(file, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    // Not there, or a file or directory stands in the way: the write says which, with its name.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') return undefined;
     throw error;
+  }
+}
+
+/**
+ * Generated files written below `root` as they are added, all or none (a StagedWrite); a file whose
+ * content is already on disk is not touched.
+ */
+export class OutputWriter {
+  private readonly write: StagedWrite;
+  private readonly statuses: { path: string; status: FileStatus }[] = [];
+
+  constructor(private readonly root: string) {
+    this.write = new StagedWrite(root);
+  }
+
+  add(file: OutputFile): void {
+    const previous = readIfExists(path.join(this.root, file.path));
+    if (previous === file.content) {
+      this.statuses.push({ path: file.path, status: 'unchanged' });
+      return;
+    }
+    this.write.stage({ path: file.path, content: file.content, previous });
+    this.statuses.push({ path: file.path, status: previous === undefined ? 'created' : 'updated' });
+  }
+
+  /** Puts the added files in place; returns each one's status, by path. */
+  async commit(): Promise<{ path: string; status: FileStatus }[]> {
+    await this.write.commit();
+    return [...this.statuses].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+
+  /** Leaves the disk as it was before the first add. */
+  discard(): Promise<void> {
+    return this.write.discard();
   }
 }
 
@@ -28,19 +64,9 @@ export async function writeFilesAtomically(
   root: string,
   files: readonly OutputFile[],
 ): Promise<{ path: string; status: FileStatus }[]> {
-  const statuses: { path: string; status: FileStatus }[] = [];
-  const writes: FileWrite[] = [];
-  for (const file of files) {
-    const previous = readIfExists(path.join(root, file.path));
-    if (previous === file.content) {
-      statuses.push({ path: file.path, status: 'unchanged' });
-      continue;
-    }
-    writes.push({ path: file.path, content: file.content, previous });
-    statuses.push({ path: file.path, status: previous === undefined ? 'created' : 'updated' });
-  }
-  writeAtomically(root, writes);
-  return statuses;
+  const writer = new OutputWriter(root);
+  for (const file of files) writer.add(file);
+  return writer.commit();
 }
 
 /** The unified diff between the files on disk and `files`, for each file that differs. */

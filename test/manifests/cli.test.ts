@@ -62,7 +62,20 @@ describe('kubesmith manifests', () => {
       'src/api/shop/v1/order.types.ts:26:7: error: unknown marker +kubebuilder:validation:Minimun on OrderSpec.misspelled\n  hint: did you mean +kubebuilder:validation:Minimum?',
     );
     expect(result.stderr).toMatch(/error: \d+ errors in the API sources; nothing was written/);
-    expect(existsSync(path.join(dir, 'config/crd/bases/shop.example.com_orders.yaml'))).toBe(false);
+    // CRDs are staged under temporary names while generating: none is left behind.
+    expect(await readdir(path.join(dir, 'config/crd/bases'))).toEqual([]);
+  });
+
+  it('a file that cannot be written fails the run with its name, and leaves nothing behind', async () => {
+    const dir = await copyFixture('rbac');
+    await writeFile(path.join(dir, 'config'), 'a file where the config directory goes\n');
+    const result = await run(dir, 'manifests');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      'error: cannot write config/rbac: a file stands where a directory is needed',
+    );
+    expect((await readdir(dir)).sort()).toEqual(['PROJECT', 'config', 'src']);
+    expect(await readFile(path.join(dir, 'config'), 'utf8')).toBe('a file where the config directory goes\n');
   });
 
   it('--stdout prints the manifests and writes nothing; --rbac selects the role only', async () => {
