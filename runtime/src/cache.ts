@@ -75,17 +75,27 @@ export interface ListWatchLike {
 
 /** How the informers of a real API server talk to it. */
 export interface InformerFactoryOptions {
-  /** The timeout of each list request. Default: the client's (DEFAULT_REQUEST_TIMEOUT_MS, 30 s). */
+  /**
+   * The timeout of each list request, and how long a streamed list may go without an event. Default:
+   * the client's (DEFAULT_REQUEST_TIMEOUT_MS, 30 s).
+   */
   requestTimeoutMs?: number;
-  /** Objects per page of an informer's list. Default: 500 (client-go's reflector). */
+  /**
+   * Stream each informer's list: one watch with `sendInitialEvents` (reflector.ts), as client-go's
+   * informers do since Kubernetes 1.35. Default: true. A server that refuses it (WatchList off; before
+   * 1.27) is read in pages.
+   */
+  streamingList?: boolean;
+  /** Objects per page of an informer's list read in pages. Default: 500 (client-go's pager). */
   listPageSize?: number;
   /** Watch parameters (tests shorten them). */
   watch?: WatchTimeouts;
 }
 
 /**
- * Informers on a real API server: a Reflector (list in pages, then watch, into a store) per kind. An
- * informer has synced once its first list has been delivered; `start()` waits for that (or for `stop()`).
+ * Informers on a real API server: a Reflector (a streamed list, or a list in pages, then a watch, into a
+ * store) per kind. An informer has synced once its first list has been delivered; `start()` waits for that
+ * (or for `stop()`).
  * After an error (a failed list or watch, a watch presumed dead, a watch the server closed at once) the
  * Reflector stops; it is started again with an exponential, jittered and capped backoff
  * (supervisedInformer), and resumes its watch from the last resourceVersion.
@@ -103,6 +113,7 @@ export function clientNodeInformerFactory(
   return (kind, options) => {
     const namespace = kind.namespaced ? options.namespace : undefined;
     const transform = options.keepManagedFields ? undefined : stripManagedFields;
+    const log = logger.child({ kind: kind.kind });
     const reflector = new Reflector({
       client,
       kind: kind as ResourceKind<KubernetesObject>,
@@ -118,13 +129,14 @@ export function clientNodeInformerFactory(
         ...(factoryOptions.listPageSize ? { pageSize: factoryOptions.listPageSize } : {}),
       },
       ...(transform ? { transform } : {}),
+      ...(factoryOptions.streamingList === false ? { streamingList: false } : {}),
+      ...(factoryOptions.requestTimeoutMs !== undefined
+        ? { streamTimeoutMs: factoryOptions.requestTimeoutMs }
+        : {}),
+      onFallback: (reason) =>
+        log.info('the API server did not stream the list; reading it in pages', { reason }),
     });
-    return supervisedInformer(
-      reflector,
-      () => reflector.hasListed(),
-      logger.child({ kind: kind.kind }),
-      clock,
-    );
+    return supervisedInformer(reflector, () => reflector.hasListed(), log, clock);
   };
 }
 

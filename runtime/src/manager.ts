@@ -93,6 +93,13 @@ export interface ManagerOptions {
   /** How long the caches may take to sync before start() fails, as a missing CRD or RBAC rule would. Default: 120 000 ms. */
   cacheSyncTimeoutMs?: number;
   /**
+   * Informers stream their list: one watch with `sendInitialEvents` served from the API server's watch
+   * cache, as client-go's informers do since Kubernetes 1.35 (WatchListClient). `false` reads it in pages
+   * of 500 with continue tokens, as a server that refuses the stream (WatchList off; Kubernetes before
+   * 1.27) is read anyway. Default: true.
+   */
+  streamingList?: boolean;
+  /**
    * The webhook server's options (port 9443, controller-runtime's certificate directory by default). It
    * starts only when webhooks are registered on `mgr.webhookServer`.
    */
@@ -193,6 +200,7 @@ export class Manager implements ControllerHost {
       options.informerFactory ??
       clientNodeInformerFactory(kubeConfig as KubeConfig, this.logger, this.clock, {
         ...(options.requestTimeoutMs !== undefined ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
+        ...(options.streamingList === false ? { streamingList: false } : {}),
       });
     this.cache = new InformerCache(factory, {
       ...(options.namespace ? { namespace: options.namespace } : {}),

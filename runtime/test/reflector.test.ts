@@ -1,5 +1,5 @@
 /**
- * HttpClient.listEach, the informer's list, and the Reflector (list in pages, then watch, into a store),
+ * HttpClient.listEach, the informer's list, and the Reflector (a streamed list or a list in pages, then a watch, into a store),
  * against a local HTTP server that plays the API server's paginated list (pages linked by continue tokens,
  * tokens that expire as after an etcd compaction) and, for the Reflector, a scripted watch: pages delivered as they arrive, a start that does not
  * wait for the watch to connect, update handlers given the replaced object, relists that delete what is
@@ -97,15 +97,28 @@ class ScriptedWatcher implements Watcher {
   }
 }
 
-function reflector(watcher: Watcher, pageSize = 2): Reflector {
-  const r = new Reflector({
+/** A Reflector of the Widgets of `default`; it lists in pages of `pageSize` unless `streaming`. */
+function reflector(
+  watcher: Watcher,
+  { pageSize = 2, streaming = false, streamTimeoutMs, onFallback }: ReflectorTestOptions = {},
+): Reflector {
+  return new Reflector({
     client,
     kind: Widget,
     path: '/apis/example.com/v1/namespaces/default/widgets',
     watcher,
     list: { namespace: 'default', pageSize },
+    streamingList: streaming,
+    ...(streamTimeoutMs !== undefined ? { streamTimeoutMs } : {}),
+    ...(onFallback ? { onFallback } : {}),
   });
-  return r;
+}
+
+interface ReflectorTestOptions {
+  pageSize?: number;
+  streaming?: boolean;
+  streamTimeoutMs?: number;
+  onFallback?: (reason: unknown) => void;
 }
 
 /** Every event the reflector reports, as `add a 1`, `update a 2<-1`, `delete a`. */
@@ -167,7 +180,7 @@ describe("the informer's list (HttpClient.listEach)", () => {
   });
 });
 
-describe('Reflector', () => {
+describe('Reflector, listing in pages', () => {
   it('delivers each page of the list as it arrives, before the next one is answered', async () => {
     items = ['a', 'b', 'c', 'd'].map((name) => widget(name, '5'));
     let release!: () => void;
@@ -296,5 +309,153 @@ describe('Reflector', () => {
     expect(errors).toEqual([]);
     expect(watcher.calls).toEqual([]);
     expect(r.hasListed()).toBe(false);
+  });
+});
+
+/** The bookmark that ends a streamed list's objects, at `resourceVersion`. */
+const initialEventsEnd = (resourceVersion: string) => ({
+  kind: 'Widget',
+  metadata: { resourceVersion, annotations: { 'k8s.io/initial-events-end': 'true' } },
+});
+
+describe('Reflector, streaming its list (sendInitialEvents)', () => {
+  it('stores each object as it arrives, has listed at the bookmark that ends them, and goes on watching', async () => {
+    const watcher = new ScriptedWatcher();
+    const r = reflector(watcher, { streaming: true });
+    const events = record(r);
+    let started = false;
+    const starting = r.start().then(() => (started = true));
+    await until(() => expect(watcher.calls).toHaveLength(1));
+    const stream = watcher.calls[0]!;
+    expect(stream.query).toEqual({
+      sendInitialEvents: 'true',
+      resourceVersionMatch: 'NotOlderThan',
+      resourceVersion: '',
+    });
+    stream.emit('ADDED', widget('a', '5'));
+    stream.emit('ADDED', widget('b', '7'));
+    // A progress bookmark without the annotation does not end the list.
+    stream.emit('BOOKMARK', { kind: 'Widget', metadata: { resourceVersion: '8' } });
+    await settle();
+    expect(events).toEqual(['add a 5', 'add b 7']);
+    expect(r.get('b', 'default')).toMatchObject({ metadata: { resourceVersion: '7' } });
+    expect(started).toBe(false);
+    expect(r.hasListed()).toBe(false);
+    stream.emit('BOOKMARK', initialEventsEnd('9'));
+    await starting;
+    expect(r.hasListed()).toBe(true);
+    expect(r.latestResourceVersion()).toBe('9');
+    // The same watch goes on; nothing was listed.
+    stream.emit('MODIFIED', widget('a', '10', 2));
+    expect(events).toEqual(['add a 5', 'add b 7', 'update a 10<-5']);
+    expect(r.latestResourceVersion()).toBe('10');
+    expect(requests).toEqual([]);
+    expect(watcher.calls).toHaveLength(1);
+    await r.stop();
+    expect(stream.aborted).toBe(true);
+  });
+
+  it('lists in pages, and says why, when the server refuses to stream (422: WatchList off)', async () => {
+    items = [widget('a', '5'), widget('b', '5'), widget('c', '5')];
+    const refusal = Object.assign(new Error('Unprocessable Entity'), { statusCode: 422 });
+    const watcher = new ScriptedWatcher();
+    const reasons: unknown[] = [];
+    const r = reflector(watcher, { streaming: true, onFallback: (reason) => reasons.push(reason) });
+    const events = record(r);
+    const starting = r.start();
+    await until(() => expect(watcher.calls).toHaveLength(1));
+    watcher.calls[0]!.end(refusal);
+    await starting;
+    expect(reasons).toEqual([refusal]);
+    expect(events).toEqual(['add a 5', 'add b 5', 'add c 5']);
+    expect(r.hasListed()).toBe(true);
+    expect(requests.map((q) => [q.get('limit'), q.get('continue')])).toEqual([
+      ['2', null],
+      ['2', '2'],
+    ]);
+    await until(() => expect(watcher.calls).toHaveLength(2));
+    expect(watcher.calls[1]!.query).toEqual({ resourceVersion: '10' });
+    await r.stop();
+  });
+
+  it('lists in pages when the stream ends before its bookmark, keeping what it delivered', async () => {
+    items = [widget('a', '5'), widget('b', '5')];
+    const watcher = new ScriptedWatcher();
+    const reasons: unknown[] = [];
+    const r = reflector(watcher, { streaming: true, onFallback: (reason) => reasons.push(reason) });
+    const events = record(r);
+    const starting = r.start();
+    await until(() => expect(watcher.calls).toHaveLength(1));
+    watcher.calls[0]!.emit('ADDED', widget('a', '5'));
+    watcher.calls[0]!.end();
+    await starting;
+    expect(reasons).toEqual([new Error('the watch ended before its initial events did')]);
+    // a came with the stream; the list has it at the same version (no event) and adds b.
+    expect(events).toEqual(['add a 5', 'add b 5']);
+    expect(r.hasListed()).toBe(true);
+    await r.stop();
+  });
+
+  it('gives up a stream that carries nothing within its timeout, and lists in pages', async () => {
+    items = [widget('a', '5')];
+    let connects = 0;
+    // The first watch (the stream) is never answered; the one after the list connects.
+    const watcher = new ScriptedWatcher(() => (connects++ === 0 ? new Promise(() => {}) : Promise.resolve()));
+    const reasons: unknown[] = [];
+    const r = reflector(watcher, {
+      streaming: true,
+      streamTimeoutMs: 50,
+      onFallback: (reason) => reasons.push(reason),
+    });
+    const events = record(r);
+    await r.start();
+    expect(reasons).toEqual([new Error('no event from the API server within 50 ms')]);
+    expect(events).toEqual(['add a 5']);
+    expect(r.hasListed()).toBe(true);
+    // Events of the abandoned stream are ignored.
+    watcher.calls[0]!.emit('ADDED', widget('z', '9'));
+    expect(events).toEqual(['add a 5']);
+    await r.stop();
+  });
+
+  it('streams again after a 410, deleting what the new state does not have', async () => {
+    const watcher = new ScriptedWatcher();
+    const r = reflector(watcher, { streaming: true });
+    const events = record(r);
+    const starting = r.start();
+    await until(() => expect(watcher.calls).toHaveLength(1));
+    for (const name of ['a', 'b', 'c']) watcher.calls[0]!.emit('ADDED', widget(name, '5'));
+    watcher.calls[0]!.emit('BOOKMARK', initialEventsEnd('6'));
+    await starting;
+    watcher.calls[0]!.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired' });
+    watcher.calls[0]!.end();
+    await until(() => expect(watcher.calls).toHaveLength(2));
+    const again = watcher.calls[1]!;
+    expect(again.query['sendInitialEvents']).toBe('true');
+    again.emit('ADDED', widget('a', '5'));
+    again.emit('ADDED', widget('c', '12'));
+    again.emit('ADDED', widget('d', '12'));
+    expect(events.slice(3)).toEqual(['update c 12<-5', 'add d 12']);
+    again.emit('BOOKMARK', initialEventsEnd('20'));
+    expect(events.slice(5)).toEqual(['delete b']);
+    expect(r.latestResourceVersion()).toBe('20');
+    expect(requests).toEqual([]);
+    await r.stop();
+  });
+
+  it('stop() during the stream resolves start(), and nothing is delivered after it', async () => {
+    const watcher = new ScriptedWatcher();
+    const r = reflector(watcher, { streaming: true });
+    const events = record(r);
+    const starting = r.start();
+    await until(() => expect(watcher.calls).toHaveLength(1));
+    watcher.calls[0]!.emit('ADDED', widget('a', '5'));
+    await r.stop();
+    await starting;
+    watcher.calls[0]!.emit('ADDED', widget('b', '5'));
+    watcher.calls[0]!.emit('BOOKMARK', initialEventsEnd('6'));
+    expect(events).toEqual(['add a 5']);
+    expect(r.hasListed()).toBe(false);
+    expect(watcher.calls[0]!.aborted).toBe(true);
   });
 });

@@ -2,7 +2,8 @@
  * One measurement of the runtime, in a process of its own so that its memory figures are its own: a
  * manager as a generated project runs it (metrics and probes served, the logger at info, the default
  * rate-limited queue) with a controller for the Widget kind whose reconciler reads each object through
- * mgr.client.get (from the cache), 4 at a time, against the API server of KUBECONFIG.
+ * mgr.client.get (from the cache), 4 at a time, against the API server of KUBECONFIG. With a third argument
+ * `pages`, its informers read their list in pages (`streamingList: false`) instead of streaming it.
  * Prints JSON: ms to a synced cache, ms until every object was reconciled once, memory, and the cost of
  * a read through the manager's client (from the cache, with its deep copy).
  */
@@ -11,7 +12,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { controllerManagedBy, createLogger, groupVersion, Manager } from '@kubesmith/runtime';
 import { watchCollections, writeMeasurement } from './measurement.mjs';
 
-const [kubeconfigPath, countText] = process.argv.slice(2);
+const [kubeconfigPath, countText, mode] = process.argv.slice(2);
 const count = Number(countText);
 const Widget = groupVersion('bench.example.com', 'v1').kind('Widget', { plural: 'widgets' });
 
@@ -29,6 +30,7 @@ const mgr = Manager.create({
   metricsBindAddress: '127.0.0.1:0',
   healthProbeBindAddress: '127.0.0.1:0',
   handleSignals: false,
+  ...(mode === 'pages' ? { streamingList: false } : {}),
   logger: createLogger({ level: 'info', format: 'json', write: () => {} }),
 });
 const started = performance.now();

@@ -2,7 +2,8 @@
  * `npm run bench:runtime`: the runtime against a real kube-apiserver (envtest), side by side with the
  * framework-less floor (floor-child.mjs: a plain client-node informer and a de-duplicating queue), in the
  * same run, and beside the floor whose reads are deep copies (floor+copy: what a cache read's copy costs
- * without a framework). For 1,000 and 10,000 custom resources of ~1.3 KB as the API server returns them: the time for
+ * without a framework) and the runtime reading its lists in pages instead of streaming them
+ * (runtime-pages: what the default streamed list changes). For 1,000 and 10,000 custom resources of ~1.3 KB as the API server returns them: the time for
  * the cache to sync, the time until a reconciler that reads each object has seen every one, the drain rate,
  * memory per cached object, and the time of a cached read; then the runtime's targets against the floor, and
  * the work queue's own cost per item. Each contender runs `--rounds` times (default 3), interleaved, each
@@ -25,6 +26,7 @@ const sizes = values.sizes.split(',').map(Number);
 const rounds = Number(values.rounds);
 const children = {
   runtime: [fileURLToPath(new URL('./runtime-child.mjs', import.meta.url))],
+  'runtime-pages': [fileURLToPath(new URL('./runtime-child.mjs', import.meta.url)), 'pages'],
   floor: [fileURLToPath(new URL('./floor-child.mjs', import.meta.url))],
   'floor+copy': [fileURLToPath(new URL('./floor-child.mjs', import.meta.url)), 'copy'],
 };
@@ -163,7 +165,8 @@ function targets() {
 const lines = [
   `Node ${process.version}, ${os.cpus().length} CPUs, kube-apiserver from envtest on loopback; median of ${rounds} runs each.`,
   'runtime: a Manager as generated projects run it (metrics and probes served, logger at info, rate-limited',
-  'queue), its reconciler reading each object through mgr.client.get, 4 workers. floor: a plain client-node',
+  'queue), its reconciler reading each object through mgr.client.get, 4 workers; its list streamed.',
+  'runtime-pages: the same, its list read in pages of 500 (streamingList: false). floor: a plain client-node',
   'informer, a de-duplicating queue, 4 workers reading from the informer store (test/bench/floor-child.mjs).',
   "floor+copy: the floor, each read a deep copy awaited as a promise (a cache read's semantics, no framework).",
   '',

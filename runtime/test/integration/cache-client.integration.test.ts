@@ -3,6 +3,7 @@
  * started on the first read of a kind, the manager's namespace and cache selectors respected), writes to
  * the API server; `mgr.apiReader` reads the API server.
  */
+import https from 'node:https';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { controllerManagedBy } from '../../src/builder.js';
 import { clientNodeInformerFactory, type Informer } from '../../src/cache.js';
@@ -190,7 +191,10 @@ describe("the manager's client", () => {
     for (let i = 0; i < 5; i++) await api.create(WidgetKind, widget(ns, `w${i}`));
     const { logger } = memoryLogger();
     // Pages of 2: the 5 objects take 3 requests, linked by continue tokens.
-    const factory = clientNodeInformerFactory(env.kubeConfig, logger, undefined, { listPageSize: 2 });
+    const factory = clientNodeInformerFactory(env.kubeConfig, logger, undefined, {
+      listPageSize: 2,
+      streamingList: false,
+    });
     const informers: Informer[] = [factory(WidgetKind, { namespace: ns })];
     informers.push(factory(WidgetKind, { namespace: ns, keepManagedFields: true }));
     try {
@@ -209,4 +213,79 @@ describe("the manager's client", () => {
       await Promise.all(informers.map((informer) => informer.stop()));
     }
   });
+});
+
+const FALLBACK = 'the API server did not stream the list; reading it in pages';
+
+/** How many requests of `verb` on `resource` the API server has answered (its apiserver_request_total). */
+async function requestsServed(server: Envtest, verb: string, resource: string): Promise<number> {
+  const options: https.RequestOptions = {};
+  await server.kubeConfig.applyToHTTPSOptions(options);
+  const url = new URL('/metrics', server.kubeConfig.getCurrentCluster()!.server);
+  const text = await new Promise<string>((resolve, reject) => {
+    const request = https.get(url, { ...options, timeout: 10_000 }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => resolve(body));
+    });
+    request.on('timeout', () => request.destroy(new Error('GET /metrics timed out')));
+    request.on('error', reject);
+  });
+  let total = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{')) continue;
+    if (!line.includes(`verb="${verb}"`) || !line.includes(`resource="${resource}"`)) continue;
+    total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return total;
+}
+
+describe('informers stream their list', () => {
+  /** Starts an informer of the Widgets of a new namespace holding three; returns it with its log. */
+  async function informerOfThree(server: Envtest, client: Client) {
+    const ns = await createNamespace(server, 'stream');
+    for (let i = 0; i < 3; i++) await client.create(WidgetKind, widget(ns, `w${i}`));
+    const { logger, lines } = memoryLogger();
+    const informer = clientNodeInformerFactory(server.kubeConfig, logger)(WidgetKind, { namespace: ns });
+    return { ns, informer, lines };
+  }
+
+  it('in one watch (sendInitialEvents), without a list request, and keep watching on it', async () => {
+    const listsBefore = await requestsServed(env, 'LIST', 'widgets');
+    const { ns, informer, lines } = await informerOfThree(env, api);
+    await informer.start();
+    try {
+      expect(informer.list(ns).map((w) => w.metadata?.name)).toEqual(['w0', 'w1', 'w2']);
+      expect(await requestsServed(env, 'LIST', 'widgets')).toBe(listsBefore);
+      expect(lines.filter((line) => line['msg'] === FALLBACK)).toEqual([]);
+      await api.create(WidgetKind, widget(ns, 'late'));
+      await eventually(() => informer.get('late', ns), 'the object created after the list');
+    } finally {
+      await informer.stop();
+    }
+  });
+
+  it('from a server with WatchList off (422), read in pages instead, and say so', async () => {
+    const old = await startTestEnv({ apiServerArgs: ['--feature-gates=WatchList=false'] });
+    const oldApi = new HttpClient(old.kubeConfig);
+    try {
+      const listsBefore = await requestsServed(old, 'LIST', 'widgets');
+      const { ns, informer, lines } = await informerOfThree(old, oldApi);
+      await informer.start();
+      try {
+        expect(informer.list(ns).map((w) => w.metadata?.name)).toEqual(['w0', 'w1', 'w2']);
+        expect(await requestsServed(old, 'LIST', 'widgets')).toBe(listsBefore + 1);
+        const fallback = lines.find((line) => line['msg'] === FALLBACK);
+        expect(fallback?.['reason']).toMatchObject({ message: 'Unprocessable Entity' });
+        await oldApi.create(WidgetKind, widget(ns, 'late'));
+        await eventually(() => informer.get('late', ns), 'the object created after the list');
+      } finally {
+        await informer.stop();
+      }
+    } finally {
+      oldApi.close();
+      await old.stop();
+    }
+  }, 90_000);
 });
