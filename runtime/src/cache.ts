@@ -5,7 +5,7 @@
  * @kubesmith/runtime/testing).
  */
 import { performance } from 'node:perf_hooks';
-import { Watch, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { HttpClient, resourcePath, type ListOptions, type Reader } from './client.js';
 import { realClock, type Clock } from './clock.js';
 import { ApiError } from './errors.js';
@@ -13,7 +13,7 @@ import { deepCopy } from './internal/deepcopy.js';
 import { fieldMatcher, labelMatcher } from './internal/selector.js';
 import { kindKey, objectKey, type ResourceKind } from './kinds.js';
 import type { Logger } from './logger.js';
-import { Reflector } from './reflector.js';
+import { Reflector, type Watcher } from './reflector.js';
 import type { KubernetesObject } from './types.js';
 
 /**
@@ -118,7 +118,7 @@ export function clientNodeInformerFactory(
       client,
       kind: kind as ResourceKind<KubernetesObject>,
       path: resourcePath(kind, namespace),
-      watcher: watchWithBookmarks(kubeConfig, {
+      watcher: watchWithBookmarks(client, {
         ...factoryOptions.watch,
         ...(transform ? { transform } : {}),
       }),
@@ -172,26 +172,24 @@ export interface WatchTimeouts {
 const SHORT_WATCH_MS = 1_000;
 
 /**
- * client-node's Watch with client-go's reflector parameters and its two safeguards:
- * - `allowWatchBookmarks`, so that the resourceVersion a watch resumes from stays recent (ListWatch takes
- *   it from BOOKMARK events) and a reconnection seldom needs a relist;
+ * The watches of `source` (HttpClient.watch) with client-go's reflector parameters and its two safeguards:
+ * - `allowWatchBookmarks`, so that the resourceVersion a watch resumes from stays recent (the Reflector
+ *   takes it from BOOKMARK events) and a reconnection seldom needs a relist;
  * - `timeoutSeconds` between 30 and 45 s (jittered, so that informers do not reconnect in step), so that
- *   the server ends every watch soon and the ListWatch opens a new one from where it was. A watch still
+ *   the server ends every watch soon and the Reflector opens a new one from where it was. A watch still
  *   open `graceMs` after its timeout has lost its server without its connection closing (a network
  *   partition, a vanished NAT entry): it ends with an error, so that the informer reconnects. A silent
  *   connection is so noticed within 55 s. (client-go takes 5 to 10 minutes for its timeout, and counts
- *   on HTTP/2 pings to notice a dead connection; client-node's HTTP/1.1 watch has no pings.)
+ *   on HTTP/2 pings to notice a dead connection; an HTTP/1.1 watch has no pings.)
  * - a watch that the server ends within a second, carrying no event, ends with an error (client-go's
  *   "very short watch"), so that the informer backs off instead of reconnecting at once, in a loop.
  */
-export function watchWithBookmarks(kubeConfig: KubeConfig, options: WatchTimeouts = {}): Watch {
-  const watch = new Watch(kubeConfig);
+export function watchWithBookmarks(source: Watcher, options: WatchTimeouts = {}): Watcher {
   const random = options.random ?? Math.random;
   const minTimeoutSeconds = options.timeoutSeconds ?? 30;
   const graceMs = options.graceMs ?? 10_000;
   const transform = options.transform;
   return {
-    config: kubeConfig,
     watch: async (path, queryParams, callback, done) => {
       const timeoutSeconds = Math.max(1, Math.floor(minTimeoutSeconds * (1 + random() / 2)));
       const opened = performance.now();
@@ -219,14 +217,14 @@ export function watchWithBookmarks(kubeConfig: KubeConfig, options: WatchTimeout
         timeoutSeconds * 1000 + graceMs,
       );
       deadline.unref();
-      const controller = await watch.watch(
+      const controller = await source.watch(
         path,
-        { ...queryParams, allowWatchBookmarks: true, timeoutSeconds },
-        (type, object, raw) => {
+        { ...queryParams, allowWatchBookmarks: 'true', timeoutSeconds: String(timeoutSeconds) },
+        (type, object) => {
           events++;
           // A BOOKMARK carries only a resourceVersion; an ERROR a Status: neither is stored.
           const stored = transform && (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED');
-          callback(type, stored ? transform(object as KubernetesObject) : object, raw);
+          callback(type, stored ? transform(object as KubernetesObject) : object);
         },
         finish,
       );
@@ -234,7 +232,7 @@ export function watchWithBookmarks(kubeConfig: KubeConfig, options: WatchTimeout
       if (finished) controller.abort();
       return controller;
     },
-  } as Watch;
+  };
 }
 
 /** Restarts of a failing informer: 100 ms doubling to 30 s, each shortened by up to half at random. */

@@ -20,6 +20,12 @@ export type PatchType = 'merge' | 'json' | 'strategic';
 /** The client's request timeout when none is given: 30 s (the API server ends its own at 60 s). */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
+/**
+ * The longest watch event line accepted: 16 MiB. An object is at most 1.5 MiB in etcd (3 MiB in a
+ * request); an answer that long without a line end is not a watch.
+ */
+export const MAX_WATCH_EVENT_BYTES = 16 * 2 ** 20;
+
 /** What every call takes: how long it may wait for its answer, and a signal to abort it. */
 export interface RequestOptions {
   /**
@@ -300,13 +306,103 @@ export class HttpClient implements Client {
     );
   }
 
-  private async request<T>(
+  /**
+   * A watch of the collection at `path`: a GET with `watch=true` and `query`, whose answer is one event a
+   * line, each handed to `onEvent(type, object)` as it arrives. `done(err)` is called once, when it ends:
+   * with null when the server ended it (its timeoutSeconds), an ApiError when it answered with an error
+   * status (410, 422...), else what broke it, an abort included. The answer must begin within the client's
+   * timeout (a connection that never answers is an error, not a watch that waits for ever); after that the
+   * watch is bounded by its owner (watchWithBookmarks, in cache.ts). An event line longer than
+   * MAX_WATCH_EVENT_BYTES ends it with an error. It runs on the client's kept-alive connections: a watch the
+   * server ended leaves its connection to the next request or watch, where client-node's Watch opened a
+   * new TCP and TLS connection for every watch. Resolves once the answer began (or failed), with what
+   * aborts it.
+   */
+  async watch(
+    path: string,
+    query: Record<string, string | number | boolean | undefined>,
+    onEvent: (type: string, object: unknown) => void,
+    done: (err: unknown) => void,
+  ): Promise<{ abort(): void }> {
+    const { url, options } = await this.connection('GET', path);
+    url.searchParams.set('watch', 'true');
+    for (const [key, value] of Object.entries(query)) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    const what = `watch ${path}`;
+    const transport = url.protocol === 'http:' ? http : https;
+    return new Promise((resolve) => {
+      let finished = false;
+      const finish = (err: unknown, destroy: boolean) => {
+        clearTimeout(timer);
+        if (finished) return;
+        finished = true;
+        if (destroy) req.destroy();
+        done(err);
+        resolve(handle);
+      };
+      const handle = { abort: () => finish(new Error(`${what}: aborted`), true) };
+      const req = transport.request(url, options, (res) => {
+        clearTimeout(timer);
+        const status = res.statusCode ?? 0;
+        if (status !== 200) {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => {
+            if (text.length < MAX_WATCH_EVENT_BYTES) text += chunk;
+          });
+          res.on('end', () => finish(ApiError.fromResponse(status, text, what), false));
+          res.on('error', (err) => finish(err, true));
+          return;
+        }
+        resolve(handle);
+        res.setEncoding('utf8');
+        // The part of a line that came without its end yet. Only the new chunk is searched for a newline:
+        // an object of a megabyte, in chunks of 16 KB, is not searched again and again.
+        let partial = '';
+        const line = (text: string) => {
+          if (text.trim() === '') return;
+          let event: { type?: unknown; object?: unknown };
+          try {
+            event = JSON.parse(text) as typeof event;
+          } catch {
+            return finish(new Error(`${what}: the API server sent an event that is not JSON`), true);
+          }
+          onEvent(String(event.type), event.object);
+        };
+        res.on('data', (chunk: string) => {
+          let start = 0;
+          for (let end = chunk.indexOf('\n'); end !== -1 && !finished; end = chunk.indexOf('\n', start)) {
+            line(partial ? partial + chunk.slice(start, end) : chunk.slice(start, end));
+            partial = '';
+            start = end + 1;
+          }
+          if (finished) return;
+          partial += chunk.slice(start);
+          if (partial.length > MAX_WATCH_EVENT_BYTES) {
+            finish(new Error(`${what}: an event longer than ${MAX_WATCH_EVENT_BYTES} bytes`), true);
+          }
+        });
+        res.on('end', () => finish(null, false));
+        res.on('error', (err) => finish(err, true));
+        res.on('close', () => {
+          if (!res.complete) finish(new Error(`${what}: the connection was closed`), true);
+        });
+      });
+      const timer = setTimeout(
+        () => finish(new RequestTimeoutError(what, this.timeoutMs), true),
+        this.timeoutMs,
+      );
+      req.on('error', (err) => finish(err, true));
+      req.end();
+    });
+  }
+
+  /** The URL of `path` and the request options: the kubeconfig's credentials, on the client's agent. */
+  private async connection(
     method: string,
     path: string,
-    what: string,
-    call: RequestOptions = {},
-    content: { body?: unknown; contentType?: string } = {},
-  ): Promise<T> {
+  ): Promise<{ url: URL; options: https.RequestOptions }> {
     const cluster = this.kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('the kubeconfig has no current cluster');
     const url = requestUrl(cluster.server, path);
@@ -315,6 +411,17 @@ export class HttpClient implements Client {
     // client-node made a new agent (so a new TCP and TLS connection) for this request; reuse ours,
     // unless the cluster is reached through a proxy, whose agent client-node knows how to make.
     if (!cluster.proxyUrl) options.agent = this.agentFor(url.protocol, options);
+    return { url, options };
+  }
+
+  private async request<T>(
+    method: string,
+    path: string,
+    what: string,
+    call: RequestOptions = {},
+    content: { body?: unknown; contentType?: string } = {},
+  ): Promise<T> {
+    const { url, options } = await this.connection(method, path);
     const payload = content.body === undefined ? undefined : JSON.stringify(content.body);
     if (payload !== undefined) {
       // Content-Length, not chunked: Node sends a DELETE body unframed, and the server would read none.

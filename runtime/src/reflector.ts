@@ -26,7 +26,7 @@ import type { KubernetesObject } from './types.js';
 type ObjectHandler = (object: KubernetesObject, oldObject?: KubernetesObject) => void;
 type ErrorHandler = (err?: unknown) => void;
 
-/** What a watch needs: client-node's `Watch.watch`, as watchWithBookmarks (cache.ts) wraps it. */
+/** What a watch needs: HttpClient.watch, as watchWithBookmarks (cache.ts) wraps it. */
 export interface Watcher {
   watch(
     path: string,

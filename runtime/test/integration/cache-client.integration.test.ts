@@ -277,7 +277,12 @@ describe('informers stream their list', () => {
         expect(informer.list(ns).map((w) => w.metadata?.name)).toEqual(['w0', 'w1', 'w2']);
         expect(await requestsServed(old, 'LIST', 'widgets')).toBe(listsBefore + 1);
         const fallback = lines.find((line) => line['msg'] === FALLBACK);
-        expect(fallback?.['reason']).toMatchObject({ message: 'Unprocessable Entity' });
+        expect(fallback?.['reason']).toMatchObject({
+          name: 'ApiError',
+          message: expect.stringContaining(
+            'sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled',
+          ) as string,
+        });
         await oldApi.create(WidgetKind, widget(ns, 'late'));
         await eventually(() => informer.get('late', ns), 'the object created after the list');
       } finally {

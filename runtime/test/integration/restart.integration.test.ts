@@ -307,7 +307,7 @@ describe('watches', () => {
   it('ask for bookmarks, are ended by the server after timeoutSeconds and resumed', async () => {
     const ns = await createNamespace(env, 'bookmarks');
     const path = `/api/v1/namespaces/${ns}/configmaps`;
-    const watch = watchWithBookmarks(env.kubeConfig, { timeoutSeconds: 1 });
+    const watch = watchWithBookmarks(new HttpClient(env.kubeConfig), { timeoutSeconds: 1 });
     const types: string[] = [];
     let ended = false;
     await watch.watch(
