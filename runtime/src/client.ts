@@ -368,7 +368,12 @@ export class HttpClient implements Client {
           } catch {
             return finish(new Error(`${what}: the API server sent an event that is not JSON`), true);
           }
-          onEvent(String(event.type), event.object);
+          try {
+            onEvent(String(event.type), event.object);
+          } catch (err) {
+            // Not out of the socket's 'data' handler, where it would crash the process: the watch ends with it.
+            finish(err, true);
+          }
         };
         res.on('data', (chunk: string) => {
           let start = 0;

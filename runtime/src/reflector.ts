@@ -5,8 +5,9 @@
  * events are the objects and whose bookmark `k8s.io/initial-events-end` says the state is complete. The API
  * server serves it from its watch cache, at a resourceVersion at least as recent as a consistent list's,
  * without reading etcd or holding the list in memory; the same watch then goes on. A server that refuses
- * (WatchList off, 422) or a stream that breaks before its end falls back, for that attempt, to a list in
- * pages of 500 with continue tokens (client-go's pager) and a watch from its resourceVersion.
+ * (WatchList off, 422), a stream that breaks before its end or carries no event within the list's request
+ * timeout falls back, for that attempt, to a list in pages of 500 with continue tokens (client-go's pager)
+ * and a watch from its resourceVersion, as client-go falls back.
  * The Reflector replaced client-node's ListWatch, for what the runtime benchmark measured on 10,000 objects:
  * - each page of the list is stored and delivered as it arrives, while the API server reads the next one;
  *   ListWatch waited for the whole list and then handled every object, 30 to 40 ms on the way to a
@@ -183,8 +184,8 @@ export class Reflector {
   }
 
   /**
-   * Opens a watch with `query` (plus the list's selectors). Its events and its end reach `onEvent` and
-   * `onEnd` while `run` is the current run; a failure to open goes to the `error` handlers.
+   * Opens a watch with `query` (plus the list's selectors). Its events and its end (a failure to open
+   * included) reach `onEvent` and `onEnd` while `run` is the current run and `attempt` is not cancelled.
    */
   private async openWatch(
     run: number,

@@ -163,6 +163,23 @@ describe('HttpClient.watch', () => {
     client.close();
   });
 
+  it('ends with the error of an event handler that throws, instead of crashing', async () => {
+    body = `${JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'a' } } })}\n`;
+    const client = new HttpClient(kubeConfig);
+    const err = await new Promise((resolve) => {
+      void client.watch(
+        '/api/v1/configmaps',
+        {},
+        () => {
+          throw new Error('handler failed');
+        },
+        resolve,
+      );
+    });
+    expect(err).toEqual(new Error('handler failed'));
+    client.close();
+  });
+
   it('abort() ends the watch, and done is called once', async () => {
     answer = (res) => {
       res.writeHead(200, { 'Content-Type': 'application/json' });
