@@ -318,14 +318,21 @@ const initialEventsEnd = (resourceVersion: string) => ({
   metadata: { resourceVersion, annotations: { 'k8s.io/initial-events-end': 'true' } },
 });
 
+/** A streaming Reflector started on a ScriptedWatcher, once its stream has been opened. */
+async function startStreaming(options: ReflectorTestOptions = {}) {
+  const watcher = new ScriptedWatcher();
+  const r = reflector(watcher, { ...options, streaming: true });
+  const events = record(r);
+  const starting = r.start();
+  await until(() => expect(watcher.calls).toHaveLength(1));
+  return { watcher, r, events, starting };
+}
+
 describe('Reflector, streaming its list (sendInitialEvents)', () => {
   it('stores each object as it arrives, has listed at the bookmark that ends them, and goes on watching', async () => {
-    const watcher = new ScriptedWatcher();
-    const r = reflector(watcher, { streaming: true });
-    const events = record(r);
+    const { watcher, r, events, starting } = await startStreaming();
     let started = false;
-    const starting = r.start().then(() => (started = true));
-    await until(() => expect(watcher.calls).toHaveLength(1));
+    void starting.then(() => (started = true));
     const stream = watcher.calls[0]!;
     expect(stream.query).toEqual({
       sendInitialEvents: 'true',
@@ -358,12 +365,10 @@ describe('Reflector, streaming its list (sendInitialEvents)', () => {
   it('lists in pages, and says why, when the server refuses to stream (422: WatchList off)', async () => {
     items = [widget('a', '5'), widget('b', '5'), widget('c', '5')];
     const refusal = Object.assign(new Error('Unprocessable Entity'), { statusCode: 422 });
-    const watcher = new ScriptedWatcher();
     const reasons: unknown[] = [];
-    const r = reflector(watcher, { streaming: true, onFallback: (reason) => reasons.push(reason) });
-    const events = record(r);
-    const starting = r.start();
-    await until(() => expect(watcher.calls).toHaveLength(1));
+    const { watcher, r, events, starting } = await startStreaming({
+      onFallback: (reason) => reasons.push(reason),
+    });
     watcher.calls[0]!.end(refusal);
     await starting;
     expect(reasons).toEqual([refusal]);
@@ -380,12 +385,10 @@ describe('Reflector, streaming its list (sendInitialEvents)', () => {
 
   it('lists in pages when the stream ends before its bookmark, keeping what it delivered', async () => {
     items = [widget('a', '5'), widget('b', '5')];
-    const watcher = new ScriptedWatcher();
     const reasons: unknown[] = [];
-    const r = reflector(watcher, { streaming: true, onFallback: (reason) => reasons.push(reason) });
-    const events = record(r);
-    const starting = r.start();
-    await until(() => expect(watcher.calls).toHaveLength(1));
+    const { watcher, r, events, starting } = await startStreaming({
+      onFallback: (reason) => reasons.push(reason),
+    });
     watcher.calls[0]!.emit('ADDED', widget('a', '5'));
     watcher.calls[0]!.end();
     await starting;
@@ -419,11 +422,7 @@ describe('Reflector, streaming its list (sendInitialEvents)', () => {
   });
 
   it('streams again after a 410, deleting what the new state does not have', async () => {
-    const watcher = new ScriptedWatcher();
-    const r = reflector(watcher, { streaming: true });
-    const events = record(r);
-    const starting = r.start();
-    await until(() => expect(watcher.calls).toHaveLength(1));
+    const { watcher, r, events, starting } = await startStreaming();
     for (const name of ['a', 'b', 'c']) watcher.calls[0]!.emit('ADDED', widget(name, '5'));
     watcher.calls[0]!.emit('BOOKMARK', initialEventsEnd('6'));
     await starting;
@@ -444,11 +443,7 @@ describe('Reflector, streaming its list (sendInitialEvents)', () => {
   });
 
   it('stop() during the stream resolves start(), and nothing is delivered after it', async () => {
-    const watcher = new ScriptedWatcher();
-    const r = reflector(watcher, { streaming: true });
-    const events = record(r);
-    const starting = r.start();
-    await until(() => expect(watcher.calls).toHaveLength(1));
+    const { watcher, r, events, starting } = await startStreaming();
     watcher.calls[0]!.emit('ADDED', widget('a', '5'));
     await r.stop();
     await starting;
