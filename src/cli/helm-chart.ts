@@ -3,7 +3,6 @@
  * `kubesmith edit --plugins helm` is the same command under kubebuilder's name
  * (`kubebuilder edit --plugins=helm/v2-alpha`), so that kubebuilder users find it where they look.
  */
-import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { KubesmithError, UsageError } from '../errors.js';
@@ -138,16 +137,13 @@ async function helmChart(flags: HelmChartFlags, context: CommandContext): Promis
   const result = { command: 'helm-chart', chart: chartDir, removed: stale, added: source.added };
   if (flags.dryRun) {
     printPlan(out, plan);
-    for (const file of stale) out.info(`remove     ${file} (no longer generated)`);
     out.result(planResult(plan, { ...result, ok: true, dryRun: true }));
     return;
   }
   const { applyPlan } = await import('../scaffold/apply.js');
+  // The templates of the previous run that config/ no longer renders are removed by the same atomic write.
   await applyPlan(plan);
-  // After the writes: a template of the previous run that config/ no longer renders.
-  for (const file of stale) await rm(path.join(root, file), { force: true });
   printPlan(out, plan);
-  for (const file of stale) out.info(`removed    ${file} (no longer generated)`);
   out.info(
     `Next: helm lint ${chartDir} && helm install ${config.projectName} ${chartDir} -n ${config.projectName}-system --create-namespace`,
   );

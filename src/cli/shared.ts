@@ -15,6 +15,7 @@ const actionStyle: Record<PlanAction, 'green' | 'yellow' | 'red' | 'dim' | 'cyan
   create: 'green',
   overwrite: 'yellow',
   update: 'cyan',
+  remove: 'yellow',
   unchanged: 'dim',
   conflict: 'red',
 };

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KubesmithError } from '../errors.js';
-import { StagedWrite } from './write.js';
+import { StagedWrite, writeAtomically } from './write.js';
 
 let root: string;
 beforeEach(async () => {
@@ -92,5 +92,47 @@ describe('StagedWrite', () => {
     child.kill('SIGINT');
     expect(await exited).toBe('SIGINT');
     expect(await readdir(root)).toEqual([]);
+  });
+});
+
+describe('writeAtomically', () => {
+  it('removes files with the same write, and puts them back when another file fails', async () => {
+    await mkdir(path.join(root, 'chart/templates'), { recursive: true });
+    await writeFile(path.join(root, 'chart/templates/old.yaml'), 'old\n');
+    await writeFile(path.join(root, 'chart/values.yaml'), 'values\n');
+    const remove = { path: 'chart/templates/old.yaml', content: '', previous: 'old\n', remove: true };
+    // A file stands where the directory of the second write must go: nothing may change.
+    await writeFile(path.join(root, 'blocked'), 'a file\n');
+    expect(() =>
+      writeAtomically(root, [
+        remove,
+        { path: 'chart/values.yaml', content: 'new values\n', previous: 'values\n' },
+        { path: 'blocked/new.yaml', content: 'new\n', previous: undefined },
+      ]),
+    ).toThrow('cannot write blocked: a file stands where a directory is needed');
+    expect(await filesBelow(root)).toEqual(['blocked', 'chart/templates/old.yaml', 'chart/values.yaml']);
+    expect(await readFile(path.join(root, 'chart/values.yaml'), 'utf8')).toBe('values\n');
+
+    writeAtomically(root, [
+      remove,
+      { path: 'chart/values.yaml', content: 'new values\n', previous: 'values\n' },
+    ]);
+    expect(await filesBelow(root)).toEqual(['blocked', 'chart/values.yaml']);
+    expect(await readFile(path.join(root, 'chart/values.yaml'), 'utf8')).toBe('new values\n');
+  });
+
+  it('puts a removed file back when a later rename fails', async () => {
+    await mkdir(path.join(root, 'chart/templates'), { recursive: true });
+    await writeFile(path.join(root, 'chart/templates/old.yaml'), 'old\n');
+    // A directory stands where a file goes: its rename, after the removal's, fails.
+    await mkdir(path.join(root, 'chart/values.yaml'));
+    expect(() =>
+      writeAtomically(root, [
+        { path: 'chart/templates/old.yaml', content: '', previous: 'old\n', remove: true },
+        { path: 'chart/values.yaml', content: 'values\n', previous: undefined },
+      ]),
+    ).toThrow(/^cannot write chart\/values.yaml: /);
+    expect(await filesBelow(root)).toEqual(['chart/templates/old.yaml']);
+    expect(await readFile(path.join(root, 'chart/templates/old.yaml'), 'utf8')).toBe('old\n');
   });
 });

@@ -22,6 +22,8 @@ export interface FileWrite {
   previous: string | Uint8Array | undefined;
   /** Executable bit for the written file. */
   executable?: boolean;
+  /** Remove the file instead (its content is not used): put back if anything fails. */
+  remove?: boolean;
 }
 
 /** Writes `files` below `root`, all or none. Throws a KubesmithError naming the file that failed. */
@@ -32,8 +34,13 @@ export function writeAtomically(root: string, files: readonly FileWrite[]): void
   try {
     for (const file of files) {
       const target = path.join(root, file.path);
-      makeDirs(path.dirname(target), createdDirs);
       const temp = `${target}${stamp}`;
+      if (file.remove) {
+        // Moved aside to its temporary name with the renames, deleted once they all succeeded.
+        temps.push({ temp, target, previous: file.previous, remove: true });
+        continue;
+      }
+      makeDirs(path.dirname(target), createdDirs);
       fs.writeFileSync(temp, file.content, { flag: 'wx' });
       temps.push({ temp, target, previous: file.previous });
       if (file.executable) fs.chmodSync(temp, 0o755);
@@ -141,6 +148,8 @@ interface Temp {
   temp: string;
   target: string;
   previous: string | Uint8Array | undefined;
+  /** A file to remove: renamed from target to temp, then deleted. */
+  remove?: boolean;
 }
 
 /** The suffix of a write's temporary names: this process and this moment, so no two writes share one. */
@@ -148,18 +157,25 @@ function tempSuffix(): string {
   return `.kubesmith-${process.pid}-${Date.now()}.tmp`;
 }
 
-/** Renames the written temporary files onto their targets; any failure puts everything back. */
+/**
+ * Renames the written temporary files onto their targets, and the files to remove aside; any failure puts
+ * everything back. Then deletes what was set aside.
+ */
 function renameIntoPlace(root: string, temps: Temp[], createdDirs: string[]): void {
   const renamed: Temp[] = [];
   try {
     for (const item of temps) {
-      fs.renameSync(item.temp, item.target);
+      if (item.remove) {
+        if (!fs.existsSync(item.target)) continue; // gone already
+        fs.renameSync(item.target, item.temp);
+      } else fs.renameSync(item.temp, item.target);
       renamed.push(item);
     }
   } catch (error) {
     rollback(temps, renamed, createdDirs);
     throw writeError(error, root);
   }
+  for (const item of temps) if (item.remove) fs.rmSync(item.temp, { force: true });
 }
 
 function writeError(error: unknown, root: string): KubesmithError {
@@ -186,7 +202,8 @@ function makeDirs(dir: string, created: string[]): void {
 
 function rollback(temps: Temp[], renamed: Temp[], createdDirs: string[]): void {
   for (const item of renamed) {
-    if (item.previous === undefined) fs.rmSync(item.target, { force: true });
+    if (item.remove) fs.renameSync(item.temp, item.target);
+    else if (item.previous === undefined) fs.rmSync(item.target, { force: true });
     else fs.writeFileSync(item.target, item.previous);
   }
   for (const item of temps) fs.rmSync(item.temp, { force: true });

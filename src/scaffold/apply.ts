@@ -28,6 +28,7 @@ export async function applyPlan(plan: Plan): Promise<ApplyResult> {
       content: entry.content,
       previous: entry.previous,
       ...(entry.executable ? { executable: true } : {}),
+      ...(entry.action === 'remove' ? { remove: true } : {}),
     })),
   );
   return { written: todo.map((entry) => entry.path) };

@@ -31,6 +31,7 @@ const STATUS: Record<PlanAction, string> = {
   create: 'created',
   overwrite: 'updated',
   update: 'updated',
+  remove: 'removed',
   unchanged: 'unchanged',
   conflict: 'conflict',
 };

@@ -3,13 +3,16 @@
  * `--dry-run` prints it, otherwise `applyPlan` checks it whole and then writes it atomically.
  */
 
-export type PlanAction = 'create' | 'overwrite' | 'update' | 'unchanged' | 'conflict';
+export type PlanAction = 'create' | 'overwrite' | 'update' | 'remove' | 'unchanged' | 'conflict';
 
 export interface PlanEntry {
   action: PlanAction;
   /** Relative to the project root, with forward slashes. */
   path: string;
-  /** The new content (for conflict: the content kubesmith would have written); bytes for tarballs. */
+  /**
+   * The new content (for conflict: the content kubesmith would have written; for remove: none, empty);
+   * bytes for tarballs.
+   */
   content: string | Uint8Array;
   /** The content on disk before the command, when the file exists. */
   previous?: string | Uint8Array;
@@ -39,6 +42,7 @@ const verbs: Record<PlanAction, string> = {
   create: 'create',
   overwrite: 'overwrite',
   update: 'update',
+  remove: 'remove',
   unchanged: 'unchanged',
   conflict: 'conflict',
 };

@@ -29,7 +29,10 @@ const MAX_FILES = 5000;
 
 export interface ChartPlan {
   plan: Plan;
-  /** Files of the previous run that this one no longer writes (relative to the project root). */
+  /**
+   * Files of the previous run that this one no longer writes (relative to the project root): the plan
+   * removes them.
+   */
   stale: string[];
 }
 
@@ -168,6 +171,13 @@ export async function planChart(options: {
       continue;
     }
     stale.push(shown(file));
+    entries.push({
+      action: 'remove',
+      path: shown(file),
+      content: '',
+      previous: onDisk,
+      reason: 'no longer generated',
+    });
   }
   entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return { plan: { root, entries, warnings: [] }, stale };

@@ -150,7 +150,7 @@ describe.skipIf(helm === undefined)('kubesmith helm-chart', () => {
     try {
       const result = await run(dir, 'helm-chart');
       expect(result.code, result.stderr).toBe(0);
-      expect(result.stderr).toContain(`removed    ${template} (no longer generated)`);
+      expect(result.stderr).toContain(`remove     ${template} (no longer generated)`);
       expect(existsSync(path.join(dir, template))).toBe(false);
       expect(await read(dir, 'dist/chart/.kubesmith-files')).not.toContain('allow-webhook-traffic');
     } finally {
