@@ -156,6 +156,7 @@ async function floorRounds() {
     }
   };
   const rates = [];
+  let workers = [];
   for (let r = 0; r < rounds; r++) {
     const done = new Promise((resolve) => (allSeen = resolve));
     for (let i = 0; i < count; i++) {
@@ -163,8 +164,8 @@ async function floorRounds() {
       store.set(`default/${object.metadata.name}`, object);
       add(`default/${object.metadata.name}`);
     }
-    const workers = r === 0 ? Array.from({ length: 4 }, worker) : [];
-    void workers;
+    // Started once, when the first round's keys are queued; they serve every round.
+    if (r === 0) workers = Array.from({ length: 4 }, worker);
     const outcome = await done; // `first` is set meanwhile
     rates.push(await roundFigures(first, outcome));
     seen = 0;
@@ -172,6 +173,7 @@ async function floorRounds() {
   }
   stopping = true;
   for (const waiter of waiters.splice(0)) waiter(undefined);
+  await Promise.all(workers);
   return rates;
 }
 
