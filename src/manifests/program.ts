@@ -87,8 +87,10 @@ export const parseOptions = (options: ts.CompilerOptions): ts.CreateSourceFileOp
 });
 
 /**
- * A program over `rootNames`. `entries` replaces the text of some files (declarations.ts); parsed files
- * other than those are kept in `cache` so that a second program (the fallback) does not parse them again.
+ * A program over `rootNames`. `entries` gives the text of some files (a scaffold's planned files, the
+ * smaller declarations of declarations.ts). Parsed files are kept in `cache` and serve again unless an
+ * entry gives their file another text: a second program (the fallback) does not parse them again, nor
+ * does the program a scaffold's planned API files, parsed before it to read their imports.
  */
 export function createProgram(
   rootNames: readonly string[],
@@ -108,8 +110,10 @@ export function createProgram(
   const parse = parseOptions(options);
   const host: ts.CompilerHost = {
     getSourceFile(fileName) {
-      const cached = entries.has(fileName) ? undefined : cache.get(fileName);
-      if (cached) return cached;
+      // A planned file was parsed from its entry's own text (the same string); the smaller declarations
+      // of the runtime and client-node are never cached, their files' full text is.
+      const cached = cache.get(fileName);
+      if (cached && (!entries.has(fileName) || cached.text === entries.get(fileName))) return cached;
       const text = readFile(fileName);
       if (text === undefined) return undefined;
       const sf = ts.createSourceFile(fileName, text, parse);
