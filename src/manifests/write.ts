@@ -65,7 +65,12 @@ export async function writeFilesAtomically(
   files: readonly OutputFile[],
 ): Promise<{ path: string; status: FileStatus }[]> {
   const writer = new OutputWriter(root);
-  for (const file of files) writer.add(file);
+  try {
+    for (const file of files) writer.add(file);
+  } catch (error) {
+    await writer.discard();
+    throw error;
+  }
   return writer.commit();
 }
 
