@@ -166,7 +166,7 @@ export class Reflector {
     try {
       await read(list.pageSize);
     } catch (err) {
-      if (!(err instanceof ApiError && err.statusCode === 410) || run !== this.run) throw err;
+      if (!isGone(err) || run !== this.run) throw err;
       await read(0);
     } finally {
       if (this.listing === listing) this.listing = undefined;
@@ -381,11 +381,10 @@ export class Reflector {
   }
 }
 
-/** A 410 Gone from the watch request itself (client-node sets statusCode on its error). */
+/**
+ * A 410 Gone (Expired) answer: a resourceVersion or a continue token too old, after an etcd compaction.
+ * HttpClient's lists and watches both fail with an ApiError.
+ */
 function isGone(err: unknown): boolean {
-  return (
-    typeof err === 'object' &&
-    err !== null &&
-    ((err as { statusCode?: number }).statusCode === 410 || (err as { code?: number }).code === 410)
-  );
+  return err instanceof ApiError && err.statusCode === 410;
 }
