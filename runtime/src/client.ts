@@ -21,8 +21,9 @@ export type PatchType = 'merge' | 'json' | 'strategic';
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
 /**
- * The longest watch event line accepted: 16 MiB. An object is at most 1.5 MiB in etcd (3 MiB in a
- * request); an answer that long without a line end is not a watch.
+ * The longest watch event line accepted: 16 Mi characters of the decoded answer (a 16 MiB line of ASCII
+ * JSON). An object is at most 1.5 MiB in etcd (3 MiB in a request); an answer that long without a line end
+ * is not a watch.
  */
 export const MAX_WATCH_EVENT_BYTES = 16 * 2 ** 20;
 
