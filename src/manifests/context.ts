@@ -10,7 +10,8 @@ import { readProjectDomain } from '../project/find.js';
 import { defaultRegistry, type Diagnostic, type Marker, type MarkerRegistry } from '../markers/index.js';
 import { SchemaBuilder } from '../schema/index.js';
 import { checkSubset, importsOf, planSubset, resolverFor, type Imports } from './declarations.js';
-import { createProgram, parseOptions, projectOptions } from './program.js';
+import { libBlocker as findLibBlocker } from './lib-subset.js';
+import { createProgram, parseOptions, projectOptions, type LibVariant } from './program.js';
 
 export interface ManifestContext {
   root: string;
@@ -29,6 +30,10 @@ export interface ManifestContext {
   sources: ts.SourceFile[];
   /** Whether the program loaded the smaller entries of the runtime and client-node (declarations.ts). */
   declarations: 'subset' | 'full';
+  /** Whether the program's lib.es5.d.ts lacked its interfaces' methods (lib-subset.ts). */
+  lib: LibVariant;
+  /** What made the program take the full library after the subset (`file:line: what`), if anything. */
+  libBlocker: string | undefined;
   displayPath(sf: ts.SourceFile): string;
   /** File-level markers of every scanned source, in path then source order. */
   packageMarkers(): Marker[];
@@ -82,20 +87,35 @@ function sourceFiles(dir: string, out: string[] = [], seen = new Set<string>()):
 /**
  * The program over the API files: with the smaller entries of the runtime and client-node when every
  * import of them can be traced (declarations.ts), else, or when another file of the program imports
- * them for more, with the full declarations.
+ * them for more, with the full declarations. With the smaller library (lib-subset.ts) when `lib` allows
+ * and the full declarations are not needed (their ~900 files would only be walked to find a blocker).
  */
 function apiProgram(
   root: string,
   apiFiles: string[],
   overlay: ReadonlyMap<string, string>,
   read: (file: string) => string,
-): { program: ts.Program; declarations: 'subset' | 'full' } {
+  lib: LibVariant,
+): { program: ts.Program; declarations: 'subset' | 'full'; lib: LibVariant; libBlocker?: string } {
   const options = projectOptions(root, GENERATOR_OPTIONS, COMPILER_OPTIONS);
   const cache = new Map<string, ts.SourceFile>();
   const full = () => ({
     program: createProgram(apiFiles, options, overlay, cache),
     declarations: 'full' as const,
+    lib: 'full' as const,
   });
+  /** The program with the smaller library unless a file blocks it; then again with the full one. */
+  const withLib = (entries: ReadonlyMap<string, string>, program: ts.Program) => {
+    if (lib === 'full') return { program, lib: 'full' as const };
+    const blocker = findLibBlocker(program);
+    if (blocker === undefined) return { program, lib: 'subset' as const };
+    // Every parsed and bound file serves again, but the library.
+    return {
+      program: createProgram(apiFiles, options, entries, cache),
+      lib: 'full' as const,
+      libBlocker: blocker,
+    };
+  };
   const wanted: Imports = { names: new Map() };
   for (const file of apiFiles) {
     const sf = ts.createSourceFile(file, read(file), parseOptions(options));
@@ -108,19 +128,29 @@ function apiProgram(
     }
   }
   const first = apiFiles[0];
-  if (first === undefined || wanted.names.size === 0) return full();
+  if (first === undefined) return full();
+  if (wanted.names.size === 0) {
+    // Nothing from the runtime or client-node: no declarations of theirs to cut.
+    const program = createProgram(apiFiles, options, overlay, cache, lib);
+    return { ...withLib(overlay, program), declarations: 'full' };
+  }
   const subset = planSubset(wanted, first, resolverFor(options));
   if (!subset) return full();
-  const program = createProgram(apiFiles, options, new Map([...overlay, ...subset.entries]), cache);
-  if (checkSubset(program, subset)) return { program, declarations: 'subset' };
-  return full();
+  const entries = new Map([...overlay, ...subset.entries]);
+  const program = createProgram(apiFiles, options, entries, cache, lib);
+  if (!checkSubset(program, subset)) return full();
+  return { ...withLib(entries, program), declarations: 'subset' };
 }
 
 /**
  * `planned`: files (relative to root) whose content stands for what is on disk, and files not yet written:
  * the TypeScript of a scaffold's plan, so that its manifests are generated before anything is written.
  */
-export function createContext(root: string, planned?: ReadonlyMap<string, string>): ManifestContext {
+export function createContext(
+  root: string,
+  planned?: ReadonlyMap<string, string>,
+  options: { lib?: LibVariant } = {},
+): ManifestContext {
   const srcDir = path.join(root, 'src').split(path.sep).join('/');
   const overlay = new Map<string, string>();
   for (const [file, content] of planned ?? []) {
@@ -131,11 +161,12 @@ export function createContext(root: string, planned?: ReadonlyMap<string, string
   const onDisk = existsSync(srcDir) ? sourceFiles(srcDir) : [];
   const all = [...new Set([...onDisk, ...overlay.keys()])].sort();
   const apiDir = `${srcDir}/api/`;
-  const { program, declarations } = apiProgram(
+  const { program, declarations, lib, libBlocker } = apiProgram(
     root,
     all.filter((f) => f.startsWith(apiDir)),
     overlay,
     read,
+    options.lib ?? 'subset',
   );
   const checker = program.getTypeChecker();
   const registry = defaultRegistry();
@@ -184,6 +215,8 @@ export function createContext(root: string, planned?: ReadonlyMap<string, string
     diagnostics,
     sources,
     declarations,
+    lib,
+    libBlocker,
     displayPath,
     packageMarkers: () => sources.flatMap((sf) => builder.fileMarkers(sf).package),
   };

@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubesmithError } from '../errors.js';
+import { SUBSET_LIB, subsetLibText } from './lib-subset.js';
 import { ts } from './ts-morph.cjs';
 
 const LIB_FOLDER = '/node_modules/typescript/lib';
@@ -16,12 +17,34 @@ const LIB_FOLDER = '/node_modules/typescript/lib';
 const SHIPPED_LIBS = fileURLToPath(new URL('./lib/', import.meta.url));
 
 let libTexts: ((fileName: string) => string | undefined) | undefined;
+let shippedLibs = false;
+let subsetText: string | undefined;
+
+/**
+ * Which library a program gets: TypeScript's, or the one whose ES5 file lacks its interfaces' methods
+ * (lib-subset.ts says when that one may serve).
+ */
+export type LibVariant = 'full' | 'subset';
 
 /**
  * The text of a TypeScript lib file (`lib.es5.d.ts`), as ts-morph serves it: from the copy the build
- * shipped when it belongs to this TypeScript, else from @ts-morph/common, which holds them all.
+ * shipped when it belongs to this TypeScript, else from @ts-morph/common, which holds them all. The
+ * subset of lib.es5.d.ts comes from the build too (`subset/`), or is made here from the full text.
  */
-function libText(fileName: string): string | undefined {
+function libText(fileName: string, variant: LibVariant): string | undefined {
+  if (variant === 'subset' && fileName === SUBSET_LIB) {
+    if (subsetText === undefined) {
+      libText(fileName, 'full'); // settles where the files come from
+      try {
+        if (shippedLibs) subsetText = readFileSync(path.join(SHIPPED_LIBS, 'subset', fileName), 'utf8');
+      } catch {
+        // An older build without it: made from the full text below.
+      }
+      const full = libText(fileName, 'full');
+      if (subsetText === undefined && full !== undefined) subsetText = subsetLibText(full);
+    }
+    return subsetText;
+  }
   if (!libTexts) {
     let shipped: string | undefined;
     try {
@@ -30,6 +53,7 @@ function libText(fileName: string): string | undefined {
       // Not built (tests run the sources): the package has them.
     }
     if (shipped === ts.version) {
+      shippedLibs = true;
       libTexts = (name) => {
         if (!/^lib(\.[\w-]+)*\.d\.ts$/.test(name)) return undefined;
         try {
@@ -90,21 +114,25 @@ export const parseOptions = (options: ts.CompilerOptions): ts.CreateSourceFileOp
  * A program over `rootNames`. `entries` gives the text of some files (a scaffold's planned files, the
  * smaller declarations of declarations.ts). Parsed files are kept in `cache` and serve again unless an
  * entry gives their file another text: a second program (the fallback) does not parse them again, nor
- * does the program a scaffold's planned API files, parsed before it to read their imports.
+ * does the program a scaffold's planned API files, parsed before it to read their imports. The subset
+ * of lib.es5.d.ts is cached under its own key.
  */
 export function createProgram(
   rootNames: readonly string[],
   options: ts.CompilerOptions,
   entries: ReadonlyMap<string, string>,
   cache: Map<string, ts.SourceFile>,
+  variant: LibVariant = 'full',
 ): ts.Program {
   // Lib files are read once each (a program asks for a file more than once), and only under LIB_FOLDER.
   const libs = new Map<string, string | undefined>();
   const lib = (file: string): string | undefined => {
     if (path.posix.dirname(file) !== LIB_FOLDER) return undefined;
-    if (!libs.has(file)) libs.set(file, libText(path.posix.basename(file)));
+    if (!libs.has(file)) libs.set(file, libText(path.posix.basename(file), variant));
     return libs.get(file);
   };
+  const cacheKey = (file: string): string =>
+    variant === 'subset' && file === `${LIB_FOLDER}/${SUBSET_LIB}` ? `subset:${file}` : file;
   const readFile = (file: string): string | undefined =>
     entries.get(file) ?? lib(file) ?? ts.sys.readFile(file);
   const parse = parseOptions(options);
@@ -112,12 +140,12 @@ export function createProgram(
     getSourceFile(fileName) {
       // A planned file was parsed from its entry's own text (the same string); the smaller declarations
       // of the runtime and client-node are never cached, their files' full text is.
-      const cached = cache.get(fileName);
+      const cached = cache.get(cacheKey(fileName));
       if (cached && (!entries.has(fileName) || cached.text === entries.get(fileName))) return cached;
       const text = readFile(fileName);
       if (text === undefined) return undefined;
       const sf = ts.createSourceFile(fileName, text, parse);
-      if (!entries.has(fileName)) cache.set(fileName, sf);
+      if (!entries.has(fileName)) cache.set(cacheKey(fileName), sf);
       return sf;
     },
     getDefaultLibFileName: (o) => `${LIB_FOLDER}/${ts.getDefaultLibFileName(o)}`,

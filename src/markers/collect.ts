@@ -144,15 +144,15 @@ export function collectFileMarkers(
   // (for their docs), and they are found without listing tokens, which is most of the cost of a walk.
   const plus: number[] = [];
   for (let at = text.indexOf('+'); at >= 0; at = text.indexOf('+', at + 1)) plus.push(at);
-  const holdsPlus = (node: ts.Node): boolean => {
+  const holdsPlus = (from: number, end: number): boolean => {
     let lo = 0;
     let hi = plus.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (plus[mid]! < node.pos) lo = mid + 1;
+      if (plus[mid]! < from) lo = mid + 1;
       else hi = mid;
     }
-    return lo < plus.length && plus[lo]! < node.end;
+    return lo < plus.length && plus[lo]! < end;
   };
 
   const visitDeclaration = (node: ts.Node): void => {
@@ -172,7 +172,7 @@ export function collectFileMarkers(
 
   const visit = (node: ts.Node): void => {
     if (node.kind >= ts.SyntaxKind.FirstJSDocNode && node.kind <= ts.SyntaxKind.LastJSDocNode) return;
-    if (!holdsPlus(node)) {
+    if (!holdsPlus(node.pos, node.end)) {
       visitDeclaration(node);
       return;
     }
@@ -193,6 +193,12 @@ export function collectFileMarkers(
       const doc = jsDocOf(ranges);
       if (doc) result.docs.set(node, doc);
       result.byNode.set(node, markers);
+      // Markers only in the comments above it are this declaration's (its first child's leading comments
+      // are the same ones): below it, only declarations matter, as in a node without a marker.
+      if (!holdsPlus(node.getStart(sf), node.end)) {
+        ts.forEachChild(node, visitDeclaration);
+        return;
+      }
     }
     for (const child of node.getChildren(sf)) visit(child);
   };

@@ -58,7 +58,7 @@ try {
 
   const ctx = createContext(dir);
   phase(
-    `createContext, warm: ${ctx.declarations} declarations (${ctx.program.getSourceFiles().length} files)`,
+    `createContext, warm: ${ctx.declarations} declarations, ${ctx.lib} lib.es5 (${ctx.program.getSourceFiles().length} files)`,
   );
   const crds = generateCrds(ctx, { version: 'bench' });
   phase(`generateCrds: ${crds.length} CRDs (checker queries, markers, schemas)`);

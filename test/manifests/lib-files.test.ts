@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { getLibFiles, ts } from '@ts-morph/common';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SUBSET_LIB, subsetLibText } from '../../src/manifests/lib-subset.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const temp: string[] = [];
@@ -29,11 +30,15 @@ describe('the lib files shipped with the CLI', () => {
     await execa('node', ['scripts/lib-files.mjs', out], { cwd: repo });
     const files = getLibFiles();
     expect((await readdir(out)).sort()).toEqual(
-      [...files.map((f) => f.fileName), 'typescript-version'].sort(),
+      [...files.map((f) => f.fileName), 'subset', 'typescript-version'].sort(),
     );
     for (const { fileName, text } of files)
       expect(await readFile(path.join(out, fileName), 'utf8')).toBe(text);
     expect(await readFile(path.join(out, 'typescript-version'), 'utf8')).toBe(`${ts.version}\n`);
+    // The smaller lib.es5.d.ts, as the generator would make it from the full one (lib-subset.ts).
+    expect(await readdir(path.join(out, 'subset'))).toEqual([SUBSET_LIB]);
+    const es5 = files.find((f) => f.fileName === SUBSET_LIB)!.text;
+    expect(await readFile(path.join(out, 'subset', SUBSET_LIB), 'utf8')).toBe(subsetLibText(es5));
   });
 
   it('are read by the built generator, which then never loads @ts-morph/common', async () => {
