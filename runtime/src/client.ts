@@ -192,29 +192,53 @@ export class HttpClient implements Client {
     onItem: (item: T) => void,
   ): Promise<{ resourceVersion?: string }> {
     type Page = { items: T[]; metadata?: { resourceVersion?: string; continue?: string } };
+    /** A page, and the request for the one after it if it was sent before this one was parsed. */
+    type Fetched = {
+      page: Page;
+      following?: { token: string; fetched: Promise<Fetched>; stop: AbortController };
+    };
     const limit = options.pageSize ?? 500;
-    const fetchPage = (continueToken: string | undefined): Promise<Page> => {
+    const fetchPage = (continueToken: string | undefined, stop?: AbortController): Promise<Fetched> => {
       const query = new URLSearchParams();
       if (options.labelSelector) query.set('labelSelector', options.labelSelector);
       if (options.fieldSelector) query.set('fieldSelector', options.fieldSelector);
       if (limit > 0) query.set('limit', String(limit));
       if (continueToken) query.set('continue', continueToken);
+      let following: Fetched['following'];
+      // The next page is asked for as soon as this one's text has arrived, its continue token read from
+      // the text's end (or start): the API server then reads it while this one is parsed, transformed
+      // and stored, and at most two pages are held at once. Its failure is handled where it is awaited.
+      const parse = (text: string): Page => {
+        const token = limit > 0 ? listContinueToken(text) : undefined;
+        if (token) {
+          const stopNext = new AbortController();
+          following = { token, fetched: fetchPage(token, stopNext), stop: stopNext };
+          following.fetched.catch(() => {});
+        }
+        return JSON.parse(text) as Page;
+      };
+      const signals = [options.signal, stop?.signal].filter((x): x is AbortSignal => x !== undefined);
       return this.request<Page>(
         'GET',
         `${resourcePath(kind, options.namespace)}${query.size > 0 ? `?${query.toString()}` : ''}`,
         `list ${kind.plural}`,
-        options,
-      );
+        { ...options, ...(signals.length > 0 ? { signal: AbortSignal.any(signals) } : {}) },
+        {},
+        parse,
+      ).then((page) => ({ page, ...(following ? { following } : {}) }));
     };
-    let next: Promise<Page> | undefined = fetchPage(undefined);
+    let next: Promise<Fetched> | undefined = fetchPage(undefined);
     let resourceVersion: string | undefined;
     while (next) {
-      const page: Page = await next;
+      const { page, following }: Fetched = await next;
       const continueToken: string | undefined = page.metadata?.continue || undefined;
-      // The next page is asked for before this one is handed out, so that the API server reads it while
-      // the items of this one are transformed and stored: at most two pages are held at once. Its failure
-      // is handled where it is awaited (a rejection caught meanwhile would otherwise be unhandled).
-      next = continueToken ? fetchPage(continueToken) : undefined;
+      if (following && following.token !== continueToken) following.stop.abort(); // read wrong: not used
+      next =
+        following?.token === continueToken
+          ? following?.fetched
+          : continueToken
+            ? fetchPage(continueToken)
+            : undefined;
       next?.catch(() => {});
       // The items were parsed from this answer and are nobody else's: their kind is set in place.
       for (const item of page.items) onItem(setKind(kind, item));
@@ -426,6 +450,7 @@ export class HttpClient implements Client {
     what: string,
     call: RequestOptions = {},
     content: { body?: unknown; contentType?: string } = {},
+    parse: (text: string) => T = JSON.parse,
   ): Promise<T> {
     const { url, options } = await this.connection(method, path);
     const payload = content.body === undefined ? undefined : JSON.stringify(content.body);
@@ -440,7 +465,7 @@ export class HttpClient implements Client {
     const timeoutMs = call.timeoutMs ?? this.timeoutMs;
     for (let attempt = 1; ; attempt++) {
       try {
-        return (await sendRequest(url, options, payload, what, timeoutMs, call.signal)) as T;
+        return (await sendRequest(url, options, payload, what, timeoutMs, call.signal, parse)) as T;
       } catch (err) {
         if (!(err instanceof StaleConnectionError)) throw err;
         // A kept-alive connection the server closed while idle fails at once, the request unread: an
@@ -501,6 +526,7 @@ function sendRequest(
   what: string,
   timeoutMs: number,
   signal: AbortSignal | undefined,
+  parse: (text: string) => unknown,
 ): Promise<unknown> {
   const transport = url.protocol === 'http:' ? http : https;
   return new Promise<unknown>((resolve, reject) => {
@@ -522,11 +548,16 @@ function sendRequest(
         const status = res.statusCode ?? 0;
         if (status < 200 || status >= 300) return finish(ApiError.fromResponse(status, text, what));
         try {
-          finish(undefined, text ? JSON.parse(text) : undefined);
+          finish(undefined, text ? parse(text) : undefined);
         } catch (err) {
           finish(err instanceof Error ? err : new Error(String(err)));
         }
       });
+    });
+    // Registered first: destroying the request (its signal already aborted, below) emits an error.
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      const stale = req.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE');
+      finish(stale ? new StaleConnectionError(err) : err);
     });
     // Destroying the request closes its connection, so that a black-holed one never returns to the pool.
     const timer = setTimeout(() => {
@@ -541,13 +572,32 @@ function sendRequest(
     };
     if (signal?.aborted) return onAbort();
     signal?.addEventListener('abort', onAbort, { once: true });
-    req.on('error', (err: NodeJS.ErrnoException) => {
-      const stale = req.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE');
-      finish(stale ? new StaleConnectionError(err) : err);
-    });
     if (payload !== undefined) req.write(payload);
     req.end();
   });
+}
+
+/**
+ * The continue token of a list answer, read from its text without parsing it: from the list's metadata,
+ * which ends the text when the keys are sorted (custom resources) or starts it (built-in kinds). Only a
+ * guess, to ask for the next page early: the caller checks it against the parsed answer.
+ */
+export function listContinueToken(text: string): string | undefined {
+  const metadataAt = (at: number): string | undefined => {
+    const open = at + '"metadata":'.length;
+    const close = text.indexOf('}', open);
+    if (at < 0 || close < 0) return undefined;
+    try {
+      const metadata = JSON.parse(text.slice(open, close + 1)) as { continue?: unknown };
+      return typeof metadata.continue === 'string' && metadata.continue ? metadata.continue : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const last = text.lastIndexOf('"metadata":{');
+  if (last >= 0 && text.indexOf('}', last) === text.trimEnd().length - 2) return metadataAt(last);
+  const first = text.indexOf('"metadata":{');
+  return first >= 0 && first < 256 ? metadataAt(first) : undefined;
 }
 
 /** `object`, its apiVersion and kind set in place when absent (list items come without them). */
