@@ -5,8 +5,9 @@
  * without a framework) and the runtime reading its lists in pages instead of streaming them
  * (runtime-pages: what the default streamed list changes). For 1,000 and 10,000 custom resources of ~1.3 KB as the API server returns them: the time for
  * the cache to sync, the time until a reconciler that reads each object has seen every one, the drain rate,
- * memory per cached object, and the time of a cached read; then the runtime's targets against the floor, and
- * the work queue's own cost per item. Each contender runs `--rounds` times (default 3), interleaved, each
+ * memory per cached object, and the time of a cached read; the API server's own time to send the list
+ * each way (server-floor.mjs); then the runtime's targets against the floor, and the work queue's own cost
+ * per item. Each contender runs `--rounds` times (default 3), interleaved, each
  * in a fresh process; the table gives medians. Options: --sizes 1000,10000 --rounds 3.
  */
 import { spawnSync } from 'node:child_process';
@@ -16,8 +17,9 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { groupVersion, HttpClient, WorkQueue } from '@kubesmith/runtime';
+import { groupVersion, HttpClient, resourcePath, WorkQueue } from '@kubesmith/runtime';
 import { startEnvtest } from '@kubesmith/runtime/envtest';
+import { serverListTimes } from './server-floor.mjs';
 
 const { values } = parseArgs({
   options: { sizes: { type: 'string', default: '1000,10000' }, rounds: { type: 'string', default: '3' } },
@@ -95,6 +97,8 @@ async function queueCost(items) {
 const dir = await mkdtemp(path.join(os.tmpdir(), 'kubesmith-bench-runtime-'));
 const env = await startEnvtest({ crds: [CRD] });
 const rows = [];
+/** The API server's own time for each way of listing, per size (server-floor.mjs). */
+const serverRows = [];
 try {
   const kubeconfigPath = path.join(dir, 'kubeconfig');
   await writeFile(kubeconfigPath, env.kubeConfig.exportConfig());
@@ -117,6 +121,10 @@ try {
     for (const contender of contenders) {
       rows.push({ contender, ...medians(runs[contender]), createPerSec: todo.length / (createMs / 1000) });
     }
+    serverRows.push({
+      count: size,
+      ...(await serverListTimes(env.kubeConfig, resourcePath(Widget), rounds)),
+    });
     process.stderr.write(`measured ${size} objects\n`);
   }
 } finally {
@@ -180,6 +188,17 @@ const lines = [
       `${perObjectKiB(r).toFixed(1)} KiB | ` +
       `${(((r.rssLoadedMiB - r.rssIdleMiB) * 1024) / r.count).toFixed(1)} KiB | ` +
       `${(r.cacheGetNs / 1000).toFixed(1)} us |`,
+  ),
+  '',
+  "The API server's time to send the whole list to a client that does nothing with it (server-floor.mjs):",
+  'no informer syncs faster than its way of listing here.',
+  '',
+  '| objects | one list (the floor) | pages of 500 | streamed list (to its end bookmark) |',
+  '| ---: | ---: | ---: | ---: |',
+  ...serverRows.map(
+    (r) =>
+      `| ${r.count} | ${(r['one list'] / 1000).toFixed(2)} s | ${(r['pages of 500'] / 1000).toFixed(2)} s | ` +
+      `${(r['streamed list'] / 1000).toFixed(2)} s |`,
   ),
   '',
   ...targets(),
