@@ -34,6 +34,29 @@ export const SUBSET_LIB = 'lib.es5.d.ts';
 const FREE = new Set(['Array', 'ReadonlyArray', 'Record', 'Date']);
 /** Mapped-type aliases that only copy the properties of their first argument. */
 const MAPPING = new Set(['Partial', 'Required', 'Readonly', 'Pick', 'Omit']);
+// Read once: the bundle's `ts.SyntaxKind` is a getter, and the walk below switches on every node's kind.
+const Kind = ts.SyntaxKind;
+const GLOBAL_AUGMENTATION = ts.NodeFlags.GlobalAugmentation;
+/** Per node kind: 1 when `blocker` has something to say about it, 2 when its subtree holds no type. */
+const WALK = new Uint8Array(Kind.Count);
+for (const kind of [
+  Kind.TypeQuery,
+  Kind.IndexedAccessType,
+  Kind.ConditionalType,
+  Kind.InferType,
+  Kind.MappedType,
+  Kind.TypeOperator,
+  Kind.TypeReference,
+  Kind.ExpressionWithTypeArguments,
+  Kind.IntersectionType,
+  Kind.PropertyDeclaration,
+  Kind.GetAccessor,
+  Kind.Parameter,
+  Kind.ModuleDeclaration,
+])
+  WALK[kind] = 1;
+for (const kind of [Kind.ImportDeclaration, Kind.ExportDeclaration, Kind.Identifier, Kind.StringLiteral])
+  WALK[kind] = 2;
 
 /**
  * `lib.es5.d.ts` (or any declaration file) without the method, call and construct signatures of its
@@ -155,44 +178,44 @@ export function libBlocker(program: ts.Program): string | undefined {
   };
   const blocker = (node: ts.Node): string | undefined => {
     switch (node.kind) {
-      case ts.SyntaxKind.TypeQuery:
+      case Kind.TypeQuery:
         return '`typeof` in a type';
-      case ts.SyntaxKind.IndexedAccessType:
+      case Kind.IndexedAccessType:
         return 'an indexed access type';
-      case ts.SyntaxKind.ConditionalType:
+      case Kind.ConditionalType:
         return 'a conditional type';
-      case ts.SyntaxKind.InferType:
+      case Kind.InferType:
         return '`infer`';
-      case ts.SyntaxKind.MappedType:
+      case Kind.MappedType:
         return 'a mapped type';
-      case ts.SyntaxKind.TypeOperator:
-        return (node as ts.TypeOperatorNode).operator === ts.SyntaxKind.KeyOfKeyword ? '`keyof`' : undefined;
-      case ts.SyntaxKind.TypeReference: {
+      case Kind.TypeOperator:
+        return (node as ts.TypeOperatorNode).operator === Kind.KeyOfKeyword ? '`keyof`' : undefined;
+      case Kind.TypeReference: {
         const ref = node as ts.TypeReferenceNode;
         return reference(ref.typeName, ref.typeArguments ?? []);
       }
-      case ts.SyntaxKind.ExpressionWithTypeArguments: {
+      case Kind.ExpressionWithTypeArguments: {
         const ref = node as ts.ExpressionWithTypeArguments;
         return reference(ref.expression, ref.typeArguments ?? []);
       }
-      case ts.SyntaxKind.IntersectionType: {
+      case Kind.IntersectionType: {
         const types = (node as ts.IntersectionTypeNode).types;
         if (types.every(isProjectObject) || isBrand(node as ts.IntersectionTypeNode)) return undefined;
         return 'an intersection with a type other than an object literal or a project interface';
       }
-      case ts.SyntaxKind.PropertyDeclaration:
-      case ts.SyntaxKind.GetAccessor:
+      case Kind.PropertyDeclaration:
+      case Kind.GetAccessor:
         return (node as ts.PropertyDeclaration).type === undefined && ts.isClassLike(node.parent)
           ? 'a class member whose type is inferred'
           : undefined;
-      case ts.SyntaxKind.Parameter:
+      case Kind.Parameter:
         return (node as ts.ParameterDeclaration).type === undefined &&
           ts.isConstructorDeclaration(node.parent)
           ? 'a constructor parameter whose type is inferred'
           : undefined;
-      case ts.SyntaxKind.ModuleDeclaration:
+      case Kind.ModuleDeclaration:
         return ts.isStringLiteral((node as ts.ModuleDeclaration).name) ||
-          (node.flags & ts.NodeFlags.GlobalAugmentation) !== 0
+          (node.flags & GLOBAL_AUGMENTATION) !== 0
           ? 'a module or global augmentation'
           : undefined;
       default:
@@ -205,8 +228,9 @@ export function libBlocker(program: ts.Program): string | undefined {
     if (/\.[cm]?jsx?$/.test(sf.fileName)) return `${sf.fileName}: a JavaScript file`;
     let found: string | undefined;
     const visit = (node: ts.Node): void => {
-      if (found) return;
-      const why = blocker(node);
+      const walk = WALK[node.kind];
+      if (found || walk === 2) return;
+      const why = walk === 1 ? blocker(node) : undefined;
       if (why) {
         const { line } = sf.getLineAndCharacterOfPosition(node.getStart(sf));
         found = `${sf.fileName}:${line + 1}: ${why}`;

@@ -61,18 +61,24 @@ export function commentTextLines(fileText: string, range: ts.CommentRange): stri
   return lines;
 }
 
+const Kind = ts.SyntaxKind; // read once: the walks below look at every node's kind
+/** The target of each node kind markers attach to: declarations of types, and properties. */
+const TARGETS: readonly (Target | undefined)[] = (() => {
+  const targets: (Target | undefined)[] = [];
+  for (const kind of [
+    Kind.InterfaceDeclaration,
+    Kind.TypeAliasDeclaration,
+    Kind.ClassDeclaration,
+    Kind.EnumDeclaration,
+  ])
+    targets[kind] = 'type';
+  for (const kind of [Kind.PropertySignature, Kind.PropertyDeclaration]) targets[kind] = 'field';
+  return targets;
+})();
+
 /** Declarations markers attach to, and their target. */
 export function targetOf(node: ts.Node): Target | undefined {
-  if (
-    ts.isInterfaceDeclaration(node) ||
-    ts.isTypeAliasDeclaration(node) ||
-    ts.isClassDeclaration(node) ||
-    ts.isEnumDeclaration(node)
-  ) {
-    return 'type';
-  }
-  if (ts.isPropertySignature(node) || ts.isPropertyDeclaration(node)) return 'field';
-  return undefined;
+  return TARGETS[node.kind];
 }
 
 /** `OrderSpec.lines.name`: a declaration and the properties down to `node`, for messages. */
@@ -163,7 +169,7 @@ export function collectFileMarkers(
       result.byNode.set(node, []);
     }
     // getChildren's SyntaxList (a NodeArray made a node) has no children for forEachChild.
-    if (node.kind === ts.SyntaxKind.SyntaxList) node.getChildren(sf).forEach(visitDeclaration);
+    if (node.kind === Kind.SyntaxList) node.getChildren(sf).forEach(visitDeclaration);
     else ts.forEachChild(node, visitDeclaration);
   };
 
@@ -171,7 +177,7 @@ export function collectFileMarkers(
     [...ranges].reverse().find((r) => text.startsWith('/**', r.pos) && !text.startsWith('/**/', r.pos));
 
   const visit = (node: ts.Node): void => {
-    if (node.kind >= ts.SyntaxKind.FirstJSDocNode && node.kind <= ts.SyntaxKind.LastJSDocNode) return;
+    if (node.kind >= Kind.FirstJSDocNode && node.kind <= Kind.LastJSDocNode) return;
     if (!holdsPlus(node.pos, node.end)) {
       visitDeclaration(node);
       return;
