@@ -192,53 +192,29 @@ export class HttpClient implements Client {
     onItem: (item: T) => void,
   ): Promise<{ resourceVersion?: string }> {
     type Page = { items: T[]; metadata?: { resourceVersion?: string; continue?: string } };
-    /** A page, and the request for the one after it if it was sent before this one was parsed. */
-    type Fetched = {
-      page: Page;
-      following?: { token: string; fetched: Promise<Fetched>; stop: AbortController };
-    };
     const limit = options.pageSize ?? 500;
-    const fetchPage = (continueToken: string | undefined, stop?: AbortController): Promise<Fetched> => {
+    const fetchPage = (continueToken: string | undefined): Promise<Page> => {
       const query = new URLSearchParams();
       if (options.labelSelector) query.set('labelSelector', options.labelSelector);
       if (options.fieldSelector) query.set('fieldSelector', options.fieldSelector);
       if (limit > 0) query.set('limit', String(limit));
       if (continueToken) query.set('continue', continueToken);
-      let following: Fetched['following'];
-      // The next page is asked for as soon as this one's text has arrived, its continue token read from
-      // the text's end (or start): the API server then reads it while this one is parsed, transformed
-      // and stored, and at most two pages are held at once. Its failure is handled where it is awaited.
-      const parse = (text: string): Page => {
-        const token = limit > 0 ? listContinueToken(text) : undefined;
-        if (token) {
-          const stopNext = new AbortController();
-          following = { token, fetched: fetchPage(token, stopNext), stop: stopNext };
-          following.fetched.catch(() => {});
-        }
-        return JSON.parse(text) as Page;
-      };
-      const signals = [options.signal, stop?.signal].filter((x): x is AbortSignal => x !== undefined);
       return this.request<Page>(
         'GET',
         `${resourcePath(kind, options.namespace)}${query.size > 0 ? `?${query.toString()}` : ''}`,
         `list ${kind.plural}`,
-        { ...options, ...(signals.length > 0 ? { signal: AbortSignal.any(signals) } : {}) },
-        {},
-        parse,
-      ).then((page) => ({ page, ...(following ? { following } : {}) }));
+        options,
+      );
     };
-    let next: Promise<Fetched> | undefined = fetchPage(undefined);
+    let next: Promise<Page> | undefined = fetchPage(undefined);
     let resourceVersion: string | undefined;
     while (next) {
-      const { page, following }: Fetched = await next;
+      const page: Page = await next;
       const continueToken: string | undefined = page.metadata?.continue || undefined;
-      if (following && following.token !== continueToken) following.stop.abort(); // read wrong: not used
-      next =
-        following?.token === continueToken
-          ? following?.fetched
-          : continueToken
-            ? fetchPage(continueToken)
-            : undefined;
+      // The next page is asked for before this one is handed out, so that the API server reads it while
+      // the items of this one are transformed and stored: at most two pages are held at once. Its failure
+      // is handled where it is awaited (a rejection caught meanwhile would otherwise be unhandled).
+      next = continueToken ? fetchPage(continueToken) : undefined;
       next?.catch(() => {});
       // The items were parsed from this answer and are nobody else's: their kind is set in place.
       for (const item of page.items) onItem(setKind(kind, item));
@@ -450,7 +426,6 @@ export class HttpClient implements Client {
     what: string,
     call: RequestOptions = {},
     content: { body?: unknown; contentType?: string } = {},
-    parse: (text: string) => T = JSON.parse,
   ): Promise<T> {
     const { url, options } = await this.connection(method, path);
     const payload = content.body === undefined ? undefined : JSON.stringify(content.body);
@@ -465,7 +440,7 @@ export class HttpClient implements Client {
     const timeoutMs = call.timeoutMs ?? this.timeoutMs;
     for (let attempt = 1; ; attempt++) {
       try {
-        return (await sendRequest(url, options, payload, what, timeoutMs, call.signal, parse)) as T;
+        return (await sendRequest(url, options, payload, what, timeoutMs, call.signal)) as T;
       } catch (err) {
         if (!(err instanceof StaleConnectionError)) throw err;
         // A kept-alive connection the server closed while idle fails at once, the request unread: an
@@ -526,7 +501,6 @@ function sendRequest(
   what: string,
   timeoutMs: number,
   signal: AbortSignal | undefined,
-  parse: (text: string) => unknown,
 ): Promise<unknown> {
   const transport = url.protocol === 'http:' ? http : https;
   return new Promise<unknown>((resolve, reject) => {
@@ -548,7 +522,7 @@ function sendRequest(
         const status = res.statusCode ?? 0;
         if (status < 200 || status >= 300) return finish(ApiError.fromResponse(status, text, what));
         try {
-          finish(undefined, text ? parse(text) : undefined);
+          finish(undefined, text ? JSON.parse(text) : undefined);
         } catch (err) {
           finish(err instanceof Error ? err : new Error(String(err)));
         }
@@ -575,29 +549,6 @@ function sendRequest(
     if (payload !== undefined) req.write(payload);
     req.end();
   });
-}
-
-/**
- * The continue token of a list answer, read from its text without parsing it: from the list's metadata,
- * which ends the text when the keys are sorted (custom resources) or starts it (built-in kinds). Only a
- * guess, to ask for the next page early: the caller checks it against the parsed answer.
- */
-export function listContinueToken(text: string): string | undefined {
-  const metadataAt = (at: number): string | undefined => {
-    const open = at + '"metadata":'.length;
-    const close = text.indexOf('}', open);
-    if (at < 0 || close < 0) return undefined;
-    try {
-      const metadata = JSON.parse(text.slice(open, close + 1)) as { continue?: unknown };
-      return typeof metadata.continue === 'string' && metadata.continue ? metadata.continue : undefined;
-    } catch {
-      return undefined;
-    }
-  };
-  const last = text.lastIndexOf('"metadata":{');
-  if (last >= 0 && text.indexOf('}', last) === text.trimEnd().length - 2) return metadataAt(last);
-  const first = text.indexOf('"metadata":{');
-  return first >= 0 && first < 256 ? metadataAt(first) : undefined;
 }
 
 /** `object`, its apiVersion and kind set in place when absent (list items come without them). */

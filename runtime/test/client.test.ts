@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { listContinueToken, requestUrl, resourcePath } from '../src/client.js';
+import { requestUrl, resourcePath } from '../src/client.js';
 import { ApiError, isAlreadyExists, isConflict, isNotFound } from '../src/errors.js';
 import { groupVersion, resourceKind } from '../src/kinds.js';
 
@@ -62,29 +62,5 @@ describe('requestUrl', () => {
     expect(
       requestUrl('https://rancher.example.com/k8s/clusters/c-1/', '/apis/apps/v1/deployments').href,
     ).toBe('https://rancher.example.com/k8s/clusters/c-1/apis/apps/v1/deployments');
-  });
-});
-
-describe('listContinueToken (a guess at the next page, before the answer is parsed)', () => {
-  const items = [{ metadata: { name: 'a', annotations: { continue: 'no' } } }];
-  it('reads the list metadata that ends a custom resource list (keys sorted), trailing newline too', () => {
-    const text = `${JSON.stringify({ apiVersion: 'example.com/v1', items, kind: 'WidgetList', metadata: { continue: 'abc==', remainingItemCount: 3, resourceVersion: '9' } })}\n`;
-    expect(listContinueToken(text)).toBe('abc==');
-  });
-  it('reads the list metadata that starts a built-in list', () => {
-    const text = JSON.stringify({
-      kind: 'PodList',
-      apiVersion: 'v1',
-      metadata: { resourceVersion: '9', continue: 'xyz' },
-      items,
-    });
-    expect(listContinueToken(text)).toBe('xyz');
-  });
-  it('finds none on the last page, in a list without metadata, or in text that is not JSON', () => {
-    expect(
-      listContinueToken(JSON.stringify({ kind: 'PodList', metadata: { resourceVersion: '9' }, items })),
-    ).toBeUndefined();
-    expect(listContinueToken(JSON.stringify({ items }))).toBeUndefined();
-    expect(listContinueToken('{"metadata":{"continue":')).toBeUndefined();
   });
 });
