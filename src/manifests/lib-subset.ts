@@ -90,16 +90,14 @@ export function subsetLibText(text: string): string {
   return out + text.slice(at);
 }
 
-/** Whether `sf` is one of TypeScript's library files. */
-const isLib = (sf: ts.SourceFile): boolean =>
-  sf.hasNoDefaultLib || /[\\/]lib\.[^\\/]*\.d\.ts$/.test(sf.fileName);
-
 /**
  * Why the program's files need the full library, as `file:line: what`, or undefined when the subset
  * serves. `program` must have been built with the subset library.
  */
 export function libBlocker(program: ts.Program): string | undefined {
   const checker = program.getTypeChecker();
+  // By the program, not by file name: a project file may be called lib.something.d.ts.
+  const isLib = (sf: ts.SourceFile): boolean => program.isSourceFileDefaultLibrary(sf);
   // The names the library declares at its top level: a project reference to any other name cannot reach it.
   const libNames = new Set<string>();
   for (const sf of program.getSourceFiles()) {

@@ -29,9 +29,13 @@ export function isDeclaration(node: ts.Node): node is Decl {
   );
 }
 
-/** Whether a file is one of TypeScript's own libraries (lib.es5.d.ts...). */
+/**
+ * Whether a file is one of TypeScript's own libraries (lib.es5.d.ts...): each of them says
+ * `/// <reference no-default-lib="true"/>`. Not by its name: a project's own lib.calendar.d.ts is the
+ * project's.
+ */
 export function isLibFile(sf: ts.SourceFile): boolean {
-  return /[\\/]lib\.[^\\/]*\.d\.ts$/.test(sf.fileName) || sf.hasNoDefaultLib;
+  return sf.hasNoDefaultLib;
 }
 
 /** The name a written type refers to (`Foo`, `k8s.Foo`, `extends Foo`), with its type arguments. */

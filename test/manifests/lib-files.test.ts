@@ -35,6 +35,9 @@ describe('the lib files shipped with the CLI', () => {
     for (const { fileName, text } of files)
       expect(await readFile(path.join(out, fileName), 'utf8')).toBe(text);
     expect(await readFile(path.join(out, 'typescript-version'), 'utf8')).toBe(`${ts.version}\n`);
+    // The generator knows a library file by this directive (isLibFile in src/schema/resolve.ts).
+    for (const { fileName, text } of files)
+      expect(text.startsWith('/// <reference no-default-lib="true"/>'), fileName).toBe(true);
     // The smaller lib.es5.d.ts, as the generator would make it from the full one (lib-subset.ts).
     expect(await readdir(path.join(out, 'subset'))).toEqual([SUBSET_LIB]);
     const es5 = files.find((f) => f.fileName === SUBSET_LIB)!.text;

@@ -103,7 +103,7 @@ describe('every fixture', () => {
 });
 
 /** A project whose src/api/shop/v1/ holds the Order kind, with `spec` and `extra` declarations. */
-async function project(spec: string, extra = ''): Promise<string> {
+async function project(spec: string, extra = '', more: Record<string, string> = {}): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'kubesmith-lib-subset-'));
   dirs.push(dir);
   await symlink(path.join(repo, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
@@ -139,6 +139,7 @@ export interface Order {
 
 export const OrderKind = GroupVersion.kind<Order>('Order', { plural: 'orders', namespaced: true });
 `,
+    ...more,
   };
   for (const [file, content] of Object.entries(files)) {
     await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
@@ -215,5 +216,27 @@ describe('API types', () => {
     expect(result.blocker).toMatch(why);
     expect(result.blocker).toContain('order.types.ts:');
     expect(result.output).toEqual(crds(dir, 'full').output);
+  });
+  it('take the full library when a project declaration file named like a library file needs it', async () => {
+    // TypeScript's library files are lib.*.d.ts: the check knows them from the program, not by name.
+    const dir = await project('p?: Pattern;', "import type { Pattern } from './lib.patterns.js';", {
+      'src/api/shop/v1/lib.patterns.d.ts': 'export interface Pattern extends RegExp {}\n',
+    });
+    const result = crds(dir);
+    expect(result.lib).toBe('full');
+    expect(result.blocker).toMatch(/lib\.patterns\.d\.ts:1: the library type RegExp$/);
+    expect(result.output).toEqual(crds(dir, 'full').output);
+  });
+  it('map a type of a project declaration file named like a library file as the project declares it', async () => {
+    // A calendar Date of the project's own, in lib.calendar.d.ts: an object, not TypeScript's Date
+    // (a date-time string). Library files are known by their no-default-lib directive, not their name.
+    const dir = await project('due?: Date;', "import type { Date } from './lib.calendar.js';", {
+      'src/api/shop/v1/lib.calendar.d.ts': 'export interface Date {\n  day: string;\n}\n',
+    });
+    const { output } = crds(dir);
+    expect(output.diagnostics).toEqual([]);
+    const crd = output.files[0]?.content ?? '';
+    expect(crd).toMatch(/due:\n\s+properties:\n\s+day:/);
+    expect(crd).not.toContain('date-time');
   });
 });
