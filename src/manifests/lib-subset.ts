@@ -24,7 +24,7 @@
  * `lib-subset.test.ts` checks each against a program with the full library, and every fixture of
  * test/fixtures generates the same output with either.
  */
-import { BRAND_PROPERTIES, BRANDS } from '../schema/known.js';
+import { brandSchema, isLibFile } from '../schema/resolve.js';
 import { ts } from './ts-morph.cjs';
 
 /** The library file this module makes smaller. */
@@ -96,12 +96,10 @@ export function subsetLibText(text: string): string {
  */
 export function libBlocker(program: ts.Program): string | undefined {
   const checker = program.getTypeChecker();
-  // By the program, not by file name: a project file may be called lib.something.d.ts.
-  const isLib = (sf: ts.SourceFile): boolean => program.isSourceFileDefaultLibrary(sf);
   // The names the library declares at its top level: a project reference to any other name cannot reach it.
   const libNames = new Set<string>();
   for (const sf of program.getSourceFiles()) {
-    if (!isLib(sf)) continue;
+    if (!isLibFile(sf)) continue;
     for (const stmt of sf.statements) {
       if (ts.isVariableStatement(stmt)) {
         for (const d of stmt.declarationList.declarations)
@@ -126,7 +124,7 @@ export function libBlocker(program: ts.Program): string | undefined {
     if (symbol && symbol.flags & ts.SymbolFlags.Alias) symbol = checker.getAliasedSymbol(symbol);
     return symbol?.declarations;
   };
-  const inLib = (decls: readonly ts.Declaration[]) => decls.some((d) => isLib(d.getSourceFile()));
+  const inLib = (decls: readonly ts.Declaration[]) => decls.some((d) => isLibFile(d.getSourceFile()));
   /**
    * A type literal, a project interface or class without type parameters, or a mapping alias over one
    * (`Required<Pick<Spec, 'a'>>`): its properties are written ones.
@@ -147,16 +145,9 @@ export function libBlocker(program: ts.Program): string | undefined {
       decls.every((d) => (ts.isInterfaceDeclaration(d) || ts.isClassDeclaration(d)) && !d.typeParameters)
     );
   };
-  const isBrand = (node: ts.IntersectionTypeNode): boolean => {
-    const type = checker.getTypeFromTypeNode(node);
-    if (!type.isIntersection()) return false;
-    return BRAND_PROPERTIES.some((name) => {
-      const prop = type.getProperty(name);
-      if (!prop) return false;
-      const value = checker.getNonNullableType(checker.getTypeOfSymbol(prop));
-      return value.isStringLiteral() && BRANDS[value.value] !== undefined;
-    });
-  };
+  // The intersections the mapper maps as a brand, by the same function: their members are not read.
+  const isBrand = (node: ts.IntersectionTypeNode): boolean =>
+    brandSchema(checker, checker.getTypeFromTypeNode(node)) !== undefined;
   /** What in `node` could read a member the subset lacks, or undefined. */
   const reference = (
     name: ts.EntityName | ts.Expression,
@@ -222,7 +213,7 @@ export function libBlocker(program: ts.Program): string | undefined {
   };
 
   for (const sf of program.getSourceFiles()) {
-    if (isLib(sf)) continue;
+    if (isLibFile(sf)) continue;
     if (/\.[cm]?jsx?$/.test(sf.fileName)) return `${sf.fileName}: a JavaScript file`;
     let found: string | undefined;
     const visit = (node: ts.Node): void => {

@@ -34,13 +34,12 @@ export type LibVariant = 'full' | 'subset';
 function libText(fileName: string, variant: LibVariant): string | undefined {
   if (variant === 'subset' && fileName === SUBSET_LIB) {
     if (subsetText === undefined) {
-      libText(fileName, 'full'); // settles where the files come from
+      const full = libText(fileName, 'full'); // also settles whether the build shipped the files
       try {
         if (shippedLibs) subsetText = readFileSync(path.join(SHIPPED_LIBS, 'subset', fileName), 'utf8');
       } catch {
-        // An older build without it: made from the full text below.
+        // An older build without it: made from the full text.
       }
-      const full = libText(fileName, 'full');
       if (subsetText === undefined && full !== undefined) subsetText = subsetLibText(full);
     }
     return subsetText;

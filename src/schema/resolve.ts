@@ -38,6 +38,22 @@ export function isLibFile(sf: ts.SourceFile): boolean {
   return sf.hasNoDefaultLib;
 }
 
+/**
+ * The schema of a branded integer (`number & { readonly __kubesmithType?: 'int32' }`, the runtime's int32
+ * and int64), or undefined for any other type. The mapper maps a brand by it, and lib-subset.ts lets the
+ * smaller library serve for exactly the intersections it maps.
+ */
+export function brandSchema(checker: ts.TypeChecker, type: ts.Type): JSONSchemaProps | undefined {
+  if (!type.isIntersection()) return undefined;
+  for (const name of BRAND_PROPERTIES) {
+    const prop = type.getProperty(name);
+    if (!prop) continue;
+    const propType = checker.getNonNullableType(checker.getTypeOfSymbol(prop));
+    if (propType.isStringLiteral()) return BRANDS[propType.value]?.();
+  }
+  return undefined;
+}
+
 /** The name a written type refers to (`Foo`, `k8s.Foo`, `extends Foo`), with its type arguments. */
 export function referenceOf(
   node: ts.TypeNode,
@@ -129,14 +145,7 @@ export class Resolver {
 
   /** `number & { readonly __kubesmithType?: 'int32' }`: the branded integer aliases of @kubesmith/runtime. */
   brandOf(type: ts.Type): JSONSchemaProps | undefined {
-    if (!type.isIntersection()) return undefined;
-    for (const name of BRAND_PROPERTIES) {
-      const prop = type.getProperty(name);
-      if (!prop) continue;
-      const propType = this.checker.getNonNullableType(this.checker.getTypeOfSymbol(prop));
-      if (propType.isStringLiteral()) return BRANDS[propType.value]?.();
-    }
-    return undefined;
+    return brandSchema(this.checker, type);
   }
 
   /** The interface, type alias, class or enum a written name refers to (a library's too). */
