@@ -15,12 +15,13 @@ const { getLibFiles, ts } = createRequire(import.meta.url)('@ts-morph/common');
 
 mkdirSync(out, { recursive: true });
 for (const name of readdirSync(out)) rmSync(path.join(out, name), { recursive: true });
-for (const { fileName, text } of getLibFiles()) writeFileSync(path.join(out, fileName), text);
+const libFiles = getLibFiles();
+for (const { fileName, text } of libFiles) writeFileSync(path.join(out, fileName), text);
 // The smaller lib.es5.d.ts of src/manifests/lib-subset.ts, made once here rather than in every run.
 const { SUBSET_LIB, subsetLibText } = await import('../dist/manifests/lib-subset.js');
 const subset = path.join(out, 'subset');
 rmSync(subset, { recursive: true, force: true });
 mkdirSync(subset);
-const es5 = getLibFiles().find((f) => f.fileName === SUBSET_LIB);
+const es5 = libFiles.find((f) => f.fileName === SUBSET_LIB);
 writeFileSync(path.join(subset, SUBSET_LIB), subsetLibText(es5.text));
 writeFileSync(path.join(out, 'typescript-version'), `${ts.version}\n`);
