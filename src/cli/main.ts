@@ -6,6 +6,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { ExitCode, KubesmithError } from '../errors.js';
 import { kubesmithVersion } from '../version.js';
 import { Output } from './output.js';
+import { printable } from '../printable.js';
 import { registerInit } from './init.js';
 import { registerCreate } from './create.js';
 import { registerManifests } from './manifests.js';
@@ -148,7 +149,8 @@ export function configure(
       writeOut: (text) => streams.stdout.write(text),
       writeErr: (text) => streams.stderr.write(text),
       // Commander's messages already start with "error:"; we print them as our one-line errors.
-      outputError: (text, write) => write(text),
+      // User text in them (an unknown command's name) is printed as part of that one line.
+      outputError: (text, write) => write(`${printable(text.replace(/\n$/, ''))}\n`),
     });
 }
 

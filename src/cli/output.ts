@@ -3,6 +3,7 @@
  * colour only on a TTY and never with NO_COLOR or --no-color.
  */
 import { styleText } from 'node:util';
+import { printable } from '../printable.js';
 
 export interface OutputOptions {
   /** Print a machine-readable result on stdout instead of human text. Default: false. */
@@ -56,7 +57,7 @@ export class Output {
 
   warn(message: string): void {
     this.clearTransient();
-    this.stderr.write(`${this.style('yellow', 'warning:')} ${message}\n`);
+    this.stderr.write(`${this.style('yellow', 'warning:')} ${printable(message)}\n`);
   }
 
   debug(message: string): void {
@@ -65,8 +66,8 @@ export class Output {
 
   error(message: string, hint?: string): void {
     this.clearTransient();
-    this.stderr.write(`${this.style('red', 'error:')} ${message}\n`);
-    if (hint) this.stderr.write(`${this.style('dim', 'hint:')} ${hint}\n`);
+    this.stderr.write(`${this.style('red', 'error:')} ${printable(message)}\n`);
+    if (hint) this.stderr.write(`${this.style('dim', 'hint:')} ${printable(hint)}\n`);
   }
 
   private clearTransient(): void {

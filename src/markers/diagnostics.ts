@@ -2,6 +2,7 @@
  * What the generator reports instead of throwing: every problem found, at the exact character, with a fix.
  * The generator collects them, keeps going with a placeholder, and the CLI prints them all, sorted.
  */
+import { printable } from '../printable.js';
 
 export interface Diagnostic {
   /** Path relative to the project root, with `/` separators. */
@@ -46,8 +47,8 @@ export function sortDiagnostics(diagnostics: readonly Diagnostic[]): Diagnostic[
 
 /** `file:line:col: error: message`, then `  hint: ...` when there is one. */
 export function formatDiagnostic(d: Diagnostic): string {
-  const head = `${d.file}:${d.line}:${d.col}: ${d.severity ?? 'error'}: ${d.message}`;
-  return d.hint ? `${head}\n  hint: ${d.hint}` : head;
+  const head = printable(`${d.file}:${d.line}:${d.col}: ${d.severity ?? 'error'}: ${d.message}`);
+  return d.hint ? `${head}\n  hint: ${printable(d.hint)}` : head;
 }
 
 export function isError(d: Diagnostic): boolean {
