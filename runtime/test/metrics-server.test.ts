@@ -172,6 +172,22 @@ describe('MetricsServer reviews', () => {
     expect(api.counts).toMatchObject({ tokenReviews: reviews + 1, accessReviews: 1 });
   }, 30_000);
 
+  it('keeps at most maxCachedReviews answers, and each only for its time to live', async () => {
+    const api = await fakeApiServer(0);
+    const port = await serve(
+      false,
+      { maxCachedReviews: 2, authenticationFailureCacheTtlMs: 300 },
+      api.kubeConfig,
+    );
+    for (const token of ['a', 'b', 'b', 'c']) expect(await scrape(port, token)).toBe(401);
+    expect(api.counts.tokenReviews).toBe(3); // b was cached
+    expect(await scrape(port, 'a')).toBe(401); // a was dropped for c: reviewed again
+    expect(api.counts.tokenReviews).toBe(4);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(await scrape(port, 'c')).toBe(401); // expired
+    expect(api.counts.tokenReviews).toBe(5);
+  });
+
   it('a client that goes away aborts its TokenReview', async () => {
     const api = await fakeApiServer(10_000);
     const port = await serve(false, {}, api.kubeConfig);
