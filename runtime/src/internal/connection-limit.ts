@@ -77,6 +77,8 @@ export function limitConnections(server: EventEmitter, options: ConnectionLimitO
     const victim = oldestNew(connections, connection) ?? longestIdle(connections);
     if (victim) {
       count(victim.state === 'new' ? 'shedSilent' : 'shedIdle');
+      // Out of the count now, not at its 'close' (a tick later): a burst must not shed the same one twice.
+      connections.delete(victim.socket);
       victim.socket.destroy();
     } else {
       count('refused');
