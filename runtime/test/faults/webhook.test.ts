@@ -136,6 +136,30 @@ describe('floods', () => {
     for (const ms of closedMs) expect(ms).toBeLessThan(1_000 + 1_000);
   }, 30_000);
 
+  it('closes the longest idle kept-alive connection for a new client over maxConnections', async () => {
+    const { port, certs, call } = await serve({ maxConnections: 2 });
+    const body = JSON.stringify(admissionReview({ object }));
+    // Two clients, one after the other, that got their answer and keep their connection open, idle.
+    const idle: tls.TLSSocket[] = [];
+    for (let i = 0; i < 2; i++) {
+      const socket = await connect(port, certs.ca);
+      const answered = new Promise((resolve) => socket.once('data', resolve));
+      socket.write(
+        `POST ${VALIDATE} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+      await answered;
+      idle.push(socket);
+    }
+    const closed = idle.map((socket) => closedAfter(socket));
+    expect((await call(admissionReview({ object }))).status).toBe(200);
+    // The first to go idle was closed to make room; the other stays.
+    expect(
+      await Promise.race([closed[0], new Promise((resolve) => setTimeout(() => resolve('open'), 500))]),
+    ).not.toBe('open');
+    expect(idle[1]!.destroyed).toBe(false);
+  });
+
   it('refuses a new connection only when every connection is busy with a request, and serves again after', async () => {
     const { port, certs, call } = await serve({ maxConnections: 2 }, 1_000);
     const busy = [call(admissionReview({ object })), call(admissionReview({ object }))];
