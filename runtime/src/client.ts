@@ -7,6 +7,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ApiError, RequestTimeoutError } from './errors.js';
+import { checkPathSegments } from './internal/path-segment.js';
 import type { ResourceKind } from './kinds.js';
 import type { KubernetesObject } from './types.js';
 
@@ -106,13 +107,17 @@ export interface Client extends Reader {
   apply<T>(kind: ResourceKind<T>, object: T, options: ApplyOptions): Promise<T>;
 }
 
-/** The REST path of a kind's collection, or of one object when `name` is given. */
+/**
+ * The REST path of a kind's collection, or of one object when `name` is given. Throws when the name or
+ * namespace cannot be a path segment (`..`, `a/b`: client-go's rules), so that no request leaves with it.
+ */
 export function resourcePath(
   kind: ResourceKind<unknown>,
   namespace?: string,
   name?: string,
   subresource?: string,
 ): string {
+  checkPathSegments(kind.kind, name, kind.namespaced ? namespace : undefined);
   const base = kind.group === '' ? `/api/${kind.version}` : `/apis/${kind.group}/${kind.version}`;
   const scope = kind.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
   const object = name === undefined ? '' : `/${encodeURIComponent(name)}`;

@@ -93,6 +93,7 @@ export {
   type ObjectReference,
 } from './events.js';
 export { Manager, parseBindAddress, type ManagerOptions } from './manager.js';
+export type { MetricsServingOptions } from './metrics-server.js';
 export { LeaderElector, LeaseKind, type Lease, type LeaderElectorOptions } from './leaderelection.js';
 export {
   addFinalizer,

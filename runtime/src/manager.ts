@@ -23,7 +23,7 @@ import type { ResourceKind } from './kinds.js';
 import { inClusterNamespace, LeaderElector } from './leaderelection.js';
 import { createLogger, type Logger } from './logger.js';
 import { Metrics, processRegistry } from './metrics.js';
-import { MetricsServer } from './metrics-server.js';
+import { MetricsServer, type MetricsServingOptions } from './metrics-server.js';
 import { ProbeServer } from './probes.js';
 import { WebhookServer, type WebhookServerOptions } from './webhook/index.js';
 
@@ -67,6 +67,12 @@ export interface ManagerOptions {
    * `webhookServer.enableHttp2`). Default: false, as kubebuilder's `--enable-http2`.
    */
   metricsEnableHttp2?: boolean;
+  /**
+   * The metrics server's other options, named as the webhook server's: its timeouts (handshake, headers,
+   * request, idle), maxConnections, TLS policy, and the bounds and caches of its reviews. Every one has a
+   * default (docs/runtime-api.md); metricsCertDir and metricsEnableHttp2, when set, win over theirs here.
+   */
+  metricsServer?: MetricsServingOptions;
   /** `host:port` of /healthz and /readyz; `'0'` turns them off. Default `:8081`. */
   healthProbeBindAddress?: string;
   /**
@@ -388,10 +394,11 @@ export class Manager implements ControllerHost {
     const { host, port } = parseBindAddress(address);
     this.metricsServer = new MetricsServer(
       {
+        ...this.options.metricsServer,
         bindAddress: address,
         secureServing: secure,
         ...(this.options.metricsCertDir ? { certDir: this.options.metricsCertDir } : {}),
-        enableHttp2: this.options.metricsEnableHttp2 ?? false,
+        enableHttp2: this.options.metricsEnableHttp2 ?? this.options.metricsServer?.enableHttp2 ?? false,
       },
       async () => ({ contentType: this.metrics.contentType, body: await this.renderMetrics() }),
       this.logger.child({ logger: 'metrics' }),

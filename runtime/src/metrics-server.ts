@@ -3,21 +3,30 @@
  * and every request authenticated with a TokenReview and authorised with a SubjectAccessReview for `get` on
  * the non-resource URL `/metrics`, the way controller-runtime's `filters.WithAuthenticationAndAuthorization`
  * does. Prometheus then scrapes with its service account's token; anyone else gets 401 or 403.
+ *
+ * Both kinds of server bound the time a client may take (TLS handshake, headers, request, idle) and the
+ * connections open at once, as the webhook server does. The reviews are bounded too: their answers are
+ * cached (by a keyed hash of the token, never the token itself), and at most `maxConcurrentReviews`
+ * requests wait on the API server at once; more get a fast 429, so that a flood of made-up tokens costs the
+ * API server a bounded number of reviews rather than one each.
  */
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import http2 from 'node:http2';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { AuthenticationV1Api, AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { HttpClient } from './client.js';
 import { makeServingCertificates } from './internal/certs.js';
+import { limitConnections } from './internal/connection-limit.js';
+import { tlsServerOptions, type TlsMinVersion } from './internal/tls-policy.js';
+import { TtlCache } from './internal/ttl-cache.js';
+import { resourceKind } from './kinds.js';
 import type { Logger } from './logger.js';
 import { CertWatcher } from './webhook/internal/certs.js';
 
-export interface MetricsServerOptions {
-  /** `host:port`; port 0 binds a free port. */
-  bindAddress: string;
-  /** HTTPS with TokenReview and SubjectAccessReview. Default: false (as controller-runtime's option). */
-  secureServing?: boolean;
+/** How the metrics server serves: every option has a default (see docs/runtime-api.md). */
+export interface MetricsServingOptions {
   /**
    * Directory holding the serving certificate (`certName`, `keyName`), e.g. cert-manager's Secret mounted
    * there; read again when the files change. Default: a self-signed certificate made at start.
@@ -27,23 +36,91 @@ export interface MetricsServerOptions {
   certName?: string;
   /** Default: tls.key. */
   keyName?: string;
-  /** How long a review's answer is reused for the same token. Default: 10_000 ms. */
-  reviewCacheTtlMs?: number;
-  /** Time allowed for a TokenReview or SubjectAccessReview. Default: 10_000 ms. */
-  reviewTimeoutMs?: number;
+  /** How long a client may take to complete its TLS handshake. Default: 10 000 ms. */
+  handshakeTimeoutMs?: number;
+  /** How long a client may take to send a request's headers, and the whole request. Default: 10 000, 30 000 ms. */
+  headersTimeoutMs?: number;
+  readTimeoutMs?: number;
+  /**
+   * How long an idle kept-alive connection stays open. Default: 90 000 ms (controller-runtime's IdleTimeout):
+   * a scrape every minute keeps its connection.
+   */
+  keepAliveTimeoutMs?: number;
+  /**
+   * Connections open at once; over it, the oldest silent connection (no request yet) is closed, else the
+   * longest idle, else the new one. Default: 64 (a few scrapers need a few connections).
+   */
+  maxConnections?: number;
+  /** The lowest TLS version accepted. Default: `TLSv1.2`. */
+  tlsMinVersion?: TlsMinVersion;
+  /** The cipher suites, OpenSSL names joined by `:`. Default: FORWARD_SECRET_CIPHERS, as the webhook server. */
+  tlsCiphers?: string;
   /**
    * With secureServing, offer HTTP/2 (ALPN `h2`) besides HTTP/1.1. Default: false, as kubebuilder's
    * `--enable-http2` (HTTP/2's stream floods and rapid resets, CVE-2023-44487, stay out).
    */
   enableHttp2?: boolean;
+  /** Time allowed for a TokenReview or SubjectAccessReview. Default: 10 000 ms (controller-runtime's). */
+  reviewTimeoutMs?: number;
+  /**
+   * Requests waiting on a TokenReview or SubjectAccessReview at once; more get 429 Too Many Requests with
+   * Retry-After: 1 at once. Default: 8.
+   */
+  maxConcurrentReviews?: number;
+  /** How long an authenticated token's user is reused. Default: 60 000 ms (controller-runtime's CacheTTL). */
+  authenticationCacheTtlMs?: number;
+  /** How long a token the API server did not authenticate stays refused without asking again. Default: 10 000 ms. */
+  authenticationFailureCacheTtlMs?: number;
+  /** How long a user allowed to get /metrics stays allowed. Default: 300 000 ms (controller-runtime's AllowCacheTTL). */
+  authorizationAllowCacheTtlMs?: number;
+  /** How long a user denied stays denied. Default: 30 000 ms (controller-runtime's DenyCacheTTL). */
+  authorizationDenyCacheTtlMs?: number;
+  /** Entries each of the four review caches holds at most (the oldest goes first). Default: 1024. */
+  maxCachedReviews?: number;
+}
+
+export interface MetricsServerOptions extends MetricsServingOptions {
+  /** `host:port`; port 0 binds a free port. */
+  bindAddress: string;
+  /** HTTPS with TokenReview and SubjectAccessReview. Default: false (as controller-runtime's option). */
+  secureServing?: boolean;
 }
 
 /** The rendered metrics and their content type. */
 export type RenderMetrics = () => Promise<{ contentType: string; body: string }>;
 
-const MAX_CACHED_REVIEWS = 1024;
 /** A bearer token is a JWT of a few kilobytes; anything much larger is not one. */
 const MAX_TOKEN_LENGTH = 16 * 1024;
+
+const TokenReview = resourceKind<TokenReviewObject>({
+  group: 'authentication.k8s.io',
+  version: 'v1',
+  kind: 'TokenReview',
+  plural: 'tokenreviews',
+  namespaced: false,
+});
+const SubjectAccessReview = resourceKind<SubjectAccessReviewObject>({
+  group: 'authorization.k8s.io',
+  version: 'v1',
+  kind: 'SubjectAccessReview',
+  plural: 'subjectaccessreviews',
+  namespaced: false,
+});
+
+interface UserInfo {
+  username?: string;
+  uid?: string;
+  groups?: string[];
+  extra?: Record<string, string[]>;
+}
+interface TokenReviewObject {
+  spec?: { token: string };
+  status?: { authenticated?: boolean; user?: UserInfo };
+}
+interface SubjectAccessReviewObject {
+  spec?: Record<string, unknown>;
+  status?: { allowed?: boolean };
+}
 
 type Verdict = 200 | 401 | 403;
 
@@ -52,26 +129,62 @@ export class MetricsServer {
   private certs: CertWatcher | undefined;
   /** With HTTP/2: its sessions, closed on stop. */
   private readonly sessions = new Set<http2.ServerHttp2Session>();
-  private readonly reviews = new Map<string, { verdict: Verdict; expires: number }>();
+  private readonly client: HttpClient;
+  /** Keys the token hashes: a cache key tells nothing about a token without it. */
+  private readonly hashKey = randomBytes(32);
+  private readonly authenticated: TtlCache<UserInfo>;
+  private readonly unauthenticated: TtlCache<true>;
+  private readonly allowed: TtlCache<true>;
+  private readonly denied: TtlCache<true>;
+  /** Requests waiting on reviews now (maxConcurrentReviews). */
+  private reviewing = 0;
 
   constructor(
     private readonly options: MetricsServerOptions,
     private readonly render: RenderMetrics,
     private readonly logger: Logger,
-    private readonly kubeConfig: KubeConfig,
-  ) {}
+    kubeConfig: KubeConfig,
+  ) {
+    const max = options.maxCachedReviews ?? 1024;
+    // Separate caches for the two outcomes: made-up tokens fill the failures' cache only, never pushing a
+    // scraper's entry out.
+    this.authenticated = new TtlCache(options.authenticationCacheTtlMs ?? 60_000, max);
+    this.unauthenticated = new TtlCache(options.authenticationFailureCacheTtlMs ?? 10_000, max);
+    this.allowed = new TtlCache(options.authorizationAllowCacheTtlMs ?? 300_000, max);
+    this.denied = new TtlCache(options.authorizationDenyCacheTtlMs ?? 30_000, max);
+    this.client = new HttpClient(kubeConfig, { timeoutMs: options.reviewTimeoutMs ?? 10_000 });
+  }
 
   /** Listens; resolves with the address once listening. */
   async start(host: string | undefined, port: number): Promise<AddressInfo> {
+    const o = this.options;
     const handler: http.RequestListener = (req, res) => void this.serve(req, res);
-    const tls = () => ({ ...this.certificate(), minVersion: 'TLSv1.2' as const });
-    const server = !this.options.secureServing
-      ? http.createServer(handler)
-      : this.options.enableHttp2
-        ? http2.createSecureServer({ ...tls(), allowHTTP1: true }, (req, res) =>
-            handler(req as unknown as http.IncomingMessage, res as unknown as http.ServerResponse),
-          )
-        : https.createServer({ ...tls(), ALPNProtocols: ['http/1.1'] }, handler);
+    const timeouts = {
+      headersTimeout: o.headersTimeoutMs ?? 10_000,
+      requestTimeout: o.readTimeoutMs ?? 30_000,
+      keepAliveTimeout: o.keepAliveTimeoutMs ?? 90_000,
+      // Node enforces the two timeouts above when it checks its connections, every 30 s by default.
+      connectionsCheckingInterval: Math.min(1_000, o.headersTimeoutMs ?? 10_000),
+    };
+    const tls = () => ({ ...this.certificate(), ...tlsServerOptions(o) });
+    let server: http.Server | http2.Http2SecureServer;
+    if (!o.secureServing) server = http.createServer(timeouts, handler);
+    else if (!o.enableHttp2) {
+      server = https.createServer({ ...tls(), ...timeouts, ALPNProtocols: ['http/1.1'] }, handler);
+    } else {
+      const secure = http2.createSecureServer({ ...tls(), allowHTTP1: true }, (req, res) =>
+        handler(req as unknown as http.IncomingMessage, res as unknown as http.ServerResponse),
+      );
+      // Its HTTP/1.1 connections take these from the server; an HTTP/2 session idle that long is closed.
+      Object.assign(secure, timeouts);
+      secure.setTimeout(timeouts.keepAliveTimeout);
+      server = secure;
+    }
+    limitConnections(server, {
+      maxConnections: o.maxConnections ?? 64,
+      logger: this.logger,
+      server: 'metrics',
+    });
     server.on('clientError', (_error: Error, socket: { destroy(): void }) => socket.destroy());
     server.on('session', (session: http2.ServerHttp2Session) => {
       this.sessions.add(session);
@@ -80,7 +193,7 @@ export class MetricsServer {
     try {
       await new Promise<void>((resolve, reject) => {
         server.once('error', (err) =>
-          reject(new Error(`cannot serve metrics on ${this.options.bindAddress}: ${err.message}`)),
+          reject(new Error(`cannot serve metrics on ${o.bindAddress}: ${err.message}`)),
         );
         server.listen(port, host, () => resolve());
       });
@@ -94,6 +207,7 @@ export class MetricsServer {
 
   async stop(): Promise<void> {
     this.certs?.stop();
+    this.client.close();
     const server = this.server;
     if (!server) return;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -125,13 +239,8 @@ export class MetricsServer {
     if (req.url?.split('?')[0] !== '/metrics') return text(res, 404, 'not found\n');
     if (req.method !== 'GET' && req.method !== 'HEAD') return text(res, 405, 'method not allowed\n');
     if (this.options.secureServing) {
-      let verdict: Verdict;
-      try {
-        verdict = await this.authorize(req.headers.authorization);
-      } catch (error) {
-        this.logger.error('metrics: cannot review the request', { error });
-        return text(res, 500, 'cannot authenticate the request\n');
-      }
+      const verdict = await this.authorize(req, res);
+      if (verdict === undefined) return;
       if (verdict === 401) return text(res, 401, 'Unauthorized\n');
       if (verdict === 403) return text(res, 403, 'Forbidden: get on /metrics is not allowed\n');
     }
@@ -144,64 +253,99 @@ export class MetricsServer {
     }
   }
 
-  /** 401 without a valid token, 403 when its user may not get /metrics, else 200. */
-  private async authorize(header: string | undefined): Promise<Verdict> {
-    const token = /^Bearer\s+(\S+)$/i.exec(header ?? '')?.[1];
+  /**
+   * 401 without a valid token, 403 when its user may not get /metrics, else 200; undefined when the answer
+   * was written here already (429, 500) or the client went away.
+   */
+  private async authorize(req: http.IncomingMessage, res: http.ServerResponse): Promise<Verdict | undefined> {
+    const token = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
     if (!token || token.length > MAX_TOKEN_LENGTH) return 401;
-    const now = Date.now();
-    const cached = this.reviews.get(token);
-    if (cached && cached.expires > now) return cached.verdict;
-    const verdict = await this.review(token);
-    if (this.reviews.size >= MAX_CACHED_REVIEWS) {
-      for (const [key, entry] of this.reviews) if (entry.expires <= now) this.reviews.delete(key);
-      if (this.reviews.size >= MAX_CACHED_REVIEWS) this.reviews.clear();
+    const tokenKey = createHmac('sha256', this.hashKey).update(token).digest('base64');
+    if (this.unauthenticated.get(tokenKey)) return 401;
+    const user = this.authenticated.get(tokenKey);
+    const userKey = user && hashOf(user);
+    if (userKey && this.allowed.get(userKey)) return 200;
+    if (userKey && this.denied.get(userKey)) return 403;
+
+    const max = this.options.maxConcurrentReviews ?? 8;
+    if (this.reviewing >= max) {
+      res.writeHead(429, { 'Content-Type': 'text/plain', 'Retry-After': '1' });
+      res.end('too many requests being authenticated: retry later\n');
+      return undefined;
     }
-    this.reviews.set(token, { verdict, expires: now + (this.options.reviewCacheTtlMs ?? 10_000) });
-    return verdict;
+    this.reviewing++;
+    // A client that goes away takes its reviews with it: they are not worth the API server's time.
+    const gone = new AbortController();
+    const onClose = () => gone.abort(new Error('the client closed the connection'));
+    res.once('close', onClose);
+    try {
+      return await this.review(token, tokenKey, user, gone.signal);
+    } catch (error) {
+      if (gone.signal.aborted) return undefined;
+      this.logger.error('metrics: cannot review the request', { error });
+      text(res, 500, 'cannot authenticate the request\n');
+      return undefined;
+    } finally {
+      this.reviewing--;
+      res.off('close', onClose);
+    }
   }
 
-  private async review(token: string): Promise<Verdict> {
-    const timeout = this.options.reviewTimeoutMs ?? 10_000;
-    const authn = this.kubeConfig.makeApiClient(AuthenticationV1Api);
-    const tokenReview = await withTimeout(
-      authn.createTokenReview({
-        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } },
-      }),
-      timeout,
-      'TokenReview',
-    );
-    const user = tokenReview.status?.user;
-    if (!tokenReview.status?.authenticated || !user) return 401;
-    const authz = this.kubeConfig.makeApiClient(AuthorizationV1Api);
-    const access = await withTimeout(
-      authz.createSubjectAccessReview({
-        body: {
-          apiVersion: 'authorization.k8s.io/v1',
-          kind: 'SubjectAccessReview',
-          spec: {
-            user: user.username,
-            ...(user.uid ? { uid: user.uid } : {}),
-            ...(user.groups ? { groups: user.groups } : {}),
-            ...(user.extra ? { extra: user.extra } : {}),
-            nonResourceAttributes: { path: '/metrics', verb: 'get' },
-          },
+  /** The TokenReview (unless its user is cached) then the SubjectAccessReview, caching both answers. */
+  private async review(
+    token: string,
+    tokenKey: string,
+    cachedUser: UserInfo | undefined,
+    signal: AbortSignal,
+  ): Promise<Verdict> {
+    let user = cachedUser;
+    if (!user) {
+      const review = await this.client.create(
+        TokenReview,
+        { apiVersion: TokenReview.apiVersion, kind: TokenReview.kind, spec: { token } } as TokenReviewObject,
+        { signal },
+      );
+      user = review.status?.authenticated ? review.status.user : undefined;
+      if (!user) {
+        this.unauthenticated.set(tokenKey, true);
+        return 401;
+      }
+      this.authenticated.set(tokenKey, user);
+    }
+    const userKey = hashOf(user);
+    if (this.allowed.get(userKey)) return 200;
+    if (this.denied.get(userKey)) return 403;
+    const access = await this.client.create(
+      SubjectAccessReview,
+      {
+        apiVersion: SubjectAccessReview.apiVersion,
+        kind: SubjectAccessReview.kind,
+        spec: {
+          user: user.username,
+          ...(user.uid ? { uid: user.uid } : {}),
+          ...(user.groups ? { groups: user.groups } : {}),
+          ...(user.extra ? { extra: user.extra } : {}),
+          nonResourceAttributes: { path: '/metrics', verb: 'get' },
         },
-      }),
-      timeout,
-      'SubjectAccessReview',
+      } as SubjectAccessReviewObject,
+      { signal },
     );
-    return access.status?.allowed ? 200 : 403;
+    if (access.status?.allowed) {
+      this.allowed.set(userKey, true);
+      return 200;
+    }
+    this.denied.set(userKey, true);
+    return 403;
   }
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took more than ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+/** The key of a user's authorisation: its whole identity, as the SubjectAccessReview sends it. */
+function hashOf(user: UserInfo): string {
+  const identity = [user.username, user.uid, user.groups, user.extra];
+  return createHash('sha256').update(JSON.stringify(identity)).digest('base64');
 }
 
 function text(res: http.ServerResponse, status: number, body: string): void {
+  if (res.headersSent || res.destroyed) return;
   res.writeHead(status, { 'Content-Type': 'text/plain' }).end(body);
 }

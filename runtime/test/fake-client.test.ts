@@ -162,4 +162,21 @@ describe('FakeClient.apply', () => {
     expect(changed.metadata?.resourceVersion).not.toBe(first.metadata?.resourceVersion);
     expect(changed.metadata?.generation).toBe(2);
   });
+
+  it('refuses names and namespaces that are not path segments, as HttpClient does', async () => {
+    const client = new FakeClient({ objects: [guestbook()] });
+    await expect(client.delete(GuestbookKind, '..', 'default')).rejects.toThrow(
+      `Guestbook: invalid resource name "..": may not be '..'`,
+    );
+    await expect(client.get(GuestbookKind, 'g', '..')).rejects.toThrow(
+      `invalid namespace "..": may not be '..'`,
+    );
+    await expect(client.patch(GuestbookKind, 'a/b', 'default', {})).rejects.toThrow(`may not contain '/'`);
+    await expect(client.list(GuestbookKind, { namespace: '%2e' })).rejects.toThrow(`may not contain '%'`);
+    await expect(
+      client.create(GuestbookKind, { ...guestbook('x'), metadata: { name: 'x', namespace: '.' } }),
+    ).rejects.toThrow('invalid namespace');
+    await expect(client.update(GuestbookKind, guestbook('..'))).rejects.toThrow('invalid resource name');
+    expect(client.all()).toHaveLength(1);
+  });
 });

@@ -27,7 +27,14 @@ export function makeServingCertificates(
     validDays = 365,
     now = new Date(),
     name: commonName = 'kubesmith-envtest',
-  }: { validDays?: number; now?: Date; name?: string } = {},
+    leafKey = 'ec',
+  }: {
+    validDays?: number;
+    now?: Date;
+    name?: string;
+    /** The serving certificate's key: P-256, or RSA 2048 as cert-manager issues by default. */
+    leafKey?: 'ec' | 'rsa';
+  } = {},
 ): ServingCertificates {
   // An hour back: a clock a little behind ours still accepts the certificates.
   const notBefore = new Date(now.getTime() - 3_600_000);
@@ -46,7 +53,7 @@ export function makeServingCertificates(
       extension(OID.keyUsage, true, keyUsage(KEY_CERT_SIGN | DIGITAL_SIGNATURE)),
     ],
   });
-  const leaf = ecKeyPair();
+  const leaf = leafKey === 'rsa' ? generateKeyPairSync('rsa', { modulusLength: 2048 }) : ecKeyPair();
   const cert = certificate({
     subject: name(commonName),
     issuer: caName,
@@ -56,7 +63,12 @@ export function makeServingCertificates(
     notAfter,
     extensions: [
       extension(OID.basicConstraints, true, sequence()),
-      extension(OID.keyUsage, true, keyUsage(DIGITAL_SIGNATURE)),
+      // An RSA key may also encipher: what RSA key exchange needs, so that a test can see it refused.
+      extension(
+        OID.keyUsage,
+        true,
+        keyUsage(leafKey === 'rsa' ? DIGITAL_SIGNATURE | KEY_ENCIPHERMENT : DIGITAL_SIGNATURE),
+      ),
       extension(OID.extKeyUsage, false, sequence(objectId(OID.serverAuth))),
       extension(OID.subjectAltName, false, subjectAltNames(hosts)),
     ],
@@ -80,6 +92,7 @@ const OID = {
 
 // KeyUsage bits, numbered from the most significant bit of the first byte (RFC 5280 4.2.1.3).
 const DIGITAL_SIGNATURE = 1 << 0;
+const KEY_ENCIPHERMENT = 1 << 2;
 const KEY_CERT_SIGN = 1 << 5;
 
 interface CertificateFields {

@@ -15,6 +15,7 @@ import type {
 } from '../client.js';
 import { ApiError } from '../errors.js';
 import { deepCopy } from '../internal/deepcopy.js';
+import { checkPathSegments } from '../internal/path-segment.js';
 import { fieldMatcher, labelMatcher } from '../internal/selector.js';
 import { objectKey, type ResourceKind } from '../kinds.js';
 import type { KubernetesObject } from '../types.js';
@@ -54,6 +55,7 @@ export class FakeClient implements Client {
     namespace?: string,
     _options?: RequestOptions,
   ): Promise<T> {
+    checkPath(kind, name, namespace);
     const stored = this.store.get(
       storeKey(kind.apiVersion, kind.kind, kind.namespaced ? namespace : '', name),
     );
@@ -62,6 +64,7 @@ export class FakeClient implements Client {
   }
 
   async list<T>(kind: ResourceKind<T>, options: ListOptions = {}): Promise<T[]> {
+    checkPath(kind, undefined, options.namespace);
     const labels = labelMatcher(options.labelSelector);
     const fields = fieldMatcher(options.fieldSelector);
     return [...this.store.values()]
@@ -74,6 +77,8 @@ export class FakeClient implements Client {
 
   async create<T>(kind: ResourceKind<T>, object: T, _options?: RequestOptions): Promise<T> {
     const o = prepare(kind, object);
+    // As HttpClient: the name is in the body of a create, not in its path.
+    checkPath(kind, undefined, o.metadata.namespace);
     if (o.metadata.resourceVersion) {
       throw new ApiError(400, 'BadRequest', 'resourceVersion should not be set on objects to be created');
     }
@@ -86,6 +91,7 @@ export class FakeClient implements Client {
 
   async update<T>(kind: ResourceKind<T>, object: T, _options?: RequestOptions): Promise<T> {
     const o = prepare(kind, object);
+    checkPath(kind, o.metadata.name, o.metadata.namespace);
     const current = this.current(kind, o);
     // The status subresource: an update of the object leaves its status as it was.
     const next: Stored = { ...o, status: (current as { status?: unknown }).status } as Stored;
@@ -99,6 +105,7 @@ export class FakeClient implements Client {
 
   async updateStatus<T>(kind: ResourceKind<T>, object: T, _options?: RequestOptions): Promise<T> {
     const o = prepare(kind, object);
+    checkPath(kind, o.metadata.name, o.metadata.namespace);
     const current = this.current(kind, o);
     const next = deepCopy(current);
     (next as { status?: unknown }).status = deepCopy((o as { status?: unknown }).status);
@@ -114,6 +121,7 @@ export class FakeClient implements Client {
   ): Promise<T> {
     // A strategic merge patch is applied as a merge patch: lists are replaced, not merged by their keys.
     const type = (typeof options === 'string' ? options : options.type) ?? 'merge';
+    checkPath(kind, name, namespace);
     const current = this.store.get(
       storeKey(kind.apiVersion, kind.kind, kind.namespaced ? namespace : '', name),
     );
@@ -138,6 +146,7 @@ export class FakeClient implements Client {
    */
   async apply<T>(kind: ResourceKind<T>, object: T, options: ApplyOptions): Promise<T> {
     const o = prepare(kind, object);
+    checkPath(kind, o.metadata.name, o.metadata.namespace);
     if (!options.fieldManager)
       throw new Error(`apply ${kind.kind} ${o.metadata.name}: a fieldManager is required`);
     const key = storeKey(kind.apiVersion, kind.kind, o.metadata.namespace, o.metadata.name);
@@ -151,6 +160,7 @@ export class FakeClient implements Client {
     namespace?: string,
     _options?: DeleteOptions,
   ): Promise<void> {
+    checkPath(kind, name, namespace);
     const key = storeKey(kind.apiVersion, kind.kind, kind.namespaced ? namespace : '', name);
     const current = this.store.get(key);
     if (!current) throw notFound(kind, name);
@@ -205,6 +215,15 @@ export class FakeClient implements Client {
     }
     return this.put(o);
   }
+}
+
+/** HttpClient's check of the names that go into a request's path, so that tests meet the same errors. */
+function checkPath(
+  kind: ResourceKind<unknown>,
+  name: string | undefined,
+  namespace: string | undefined,
+): void {
+  checkPathSegments(kind.kind, name, kind.namespaced ? namespace : undefined);
 }
 
 function storeKey(apiVersion: string, kind: string, namespace: string | undefined, name: string): string {

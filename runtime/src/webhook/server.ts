@@ -17,6 +17,14 @@ import http2 from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { limitConnections } from '../internal/connection-limit.js';
+import {
+  DEFAULT_HANDSHAKE_TIMEOUT_MS,
+  DEFAULT_TLS_MIN_VERSION,
+  FORWARD_SECRET_CIPHERS,
+  tlsServerOptions,
+  type TlsMinVersion,
+} from '../internal/tls-policy.js';
 import type { ResourceKind } from '../kinds.js';
 import { createLogger, type Logger } from '../logger.js';
 import { Metrics } from '../metrics.js';
@@ -83,6 +91,11 @@ export interface WebhookServerOptions {
    */
   requestTimeoutMs?: number;
   /**
+   * How long a client may take to complete its TLS handshake before its connection is closed. Default:
+   * 10 000 ms (Node's own is 120 s; controller-runtime's Go server bounds it by its 32 s header timeout).
+   */
+  handshakeTimeoutMs?: number;
+  /**
    * How long a client may take to send a request's headers, and the whole request, before its connection
    * is closed (a slow or stalled client must not hold a connection). Default: 10 000 and 30 000 ms.
    */
@@ -90,7 +103,11 @@ export interface WebhookServerOptions {
   readTimeoutMs?: number;
   /** How long an idle kept-alive connection stays open. Default: 30 000 ms. */
   keepAliveTimeoutMs?: number;
-  /** Connections open at once; more are closed as they arrive, before TLS. Default: 256. */
+  /**
+   * Connections open at once. A connection over the cap closes the oldest one that has sent no request
+   * yet (silent, or still in its TLS handshake), else the one idle the longest; only when every connection
+   * is busy with a request is the new one refused. Default: 256.
+   */
   maxConnections?: number;
   /**
    * Requests served at once; more get 429 Too Many Requests with Retry-After: 1 at once, before their
@@ -104,7 +121,7 @@ export interface WebhookServerOptions {
    */
   maxInFlightBytes?: number;
   /** The lowest TLS version accepted. Default: `TLSv1.2`. */
-  tlsMinVersion?: 'TLSv1.2' | 'TLSv1.3';
+  tlsMinVersion?: TlsMinVersion;
   /**
    * Offer HTTP/2 (ALPN `h2`) besides HTTP/1.1. Default: false, as kubebuilder's `--enable-http2`: the
    * apiserver calls webhooks over HTTP/1.1 anyway, and HTTP/2 brings its stream floods and rapid resets
@@ -113,8 +130,8 @@ export interface WebhookServerOptions {
    */
   enableHttp2?: boolean;
   /**
-   * The TLS 1.2 cipher suites, OpenSSL names joined by `:` (TLS 1.3's are all forward-secret). Default:
-   * ECDHE suites with AES-GCM or ChaCha20-Poly1305 only: forward secrecy, as Go's defaults.
+   * The cipher suites, OpenSSL names joined by `:`. Default: FORWARD_SECRET_CIPHERS, TLS 1.3's and the
+   * ECDHE suites with AES-GCM or ChaCha20-Poly1305 (forward secrecy; Go's defaults without AES-CBC).
    */
   tlsCiphers?: string;
   /** Default: a JSON logger on stderr. */
@@ -125,18 +142,7 @@ export interface WebhookServerOptions {
 
 export const DEFAULT_WEBHOOK_PORT = 9443;
 
-/** TLS 1.2 suites with forward secrecy (ECDHE) and an AEAD cipher; TLS 1.3's are all of that kind. */
-export const FORWARD_SECRET_CIPHERS = [
-  'TLS_AES_128_GCM_SHA256',
-  'TLS_AES_256_GCM_SHA384',
-  'TLS_CHACHA20_POLY1305_SHA256',
-  'ECDHE-ECDSA-AES128-GCM-SHA256',
-  'ECDHE-RSA-AES128-GCM-SHA256',
-  'ECDHE-ECDSA-AES256-GCM-SHA384',
-  'ECDHE-RSA-AES256-GCM-SHA384',
-  'ECDHE-ECDSA-CHACHA20-POLY1305',
-  'ECDHE-RSA-CHACHA20-POLY1305',
-].join(':');
+export { FORWARD_SECRET_CIPHERS };
 
 const LATENCY_BUCKETS = [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 10, 100, 1000];
 const REQUESTS_TOTAL = 'controller_runtime_webhook_requests_total';
@@ -161,13 +167,14 @@ function withDefaults(options: WebhookServerOptions): Required_ {
     certPollIntervalMs: options.certPollIntervalMs ?? 10_000,
     maxRequestBytes: options.maxRequestBytes ?? 7 * 1024 * 1024,
     requestTimeoutMs: options.requestTimeoutMs ?? 9_000,
+    handshakeTimeoutMs: options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS,
     headersTimeoutMs: options.headersTimeoutMs ?? 10_000,
     readTimeoutMs: options.readTimeoutMs ?? 30_000,
     keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? 30_000,
     maxConnections: options.maxConnections ?? 256,
     maxConcurrentRequests: options.maxConcurrentRequests ?? 64,
     maxInFlightBytes: options.maxInFlightBytes ?? 24 * 1024 * 1024,
-    tlsMinVersion: options.tlsMinVersion ?? 'TLSv1.2',
+    tlsMinVersion: options.tlsMinVersion ?? DEFAULT_TLS_MIN_VERSION,
     tlsCiphers: options.tlsCiphers ?? FORWARD_SECRET_CIPHERS,
     enableHttp2: options.enableHttp2 ?? false,
   };
@@ -261,12 +268,7 @@ export class WebhookServer {
     });
     const pair = certs.start();
     const server = o.enableHttp2 ? this.http2Server(pair) : this.http1Server(pair);
-    server.maxConnections = o.maxConnections;
-    server.on('drop', () =>
-      this.logger.warn('webhook connection refused: maxConnections reached', {
-        maxConnections: o.maxConnections,
-      }),
-    );
+    limitConnections(server, { maxConnections: o.maxConnections, logger: this.logger, server: 'webhook' });
     server.on('clientError', (error, socket) => {
       this.logger.debug('webhook client error', { error: error.message });
       socket.destroy();
@@ -295,8 +297,7 @@ export class WebhookServer {
     return https.createServer(
       {
         ...pair,
-        minVersion: o.tlsMinVersion,
-        ciphers: o.tlsCiphers,
+        ...tlsServerOptions(o),
         // HTTP/1.1 only: the apiserver speaks it to webhooks, and HTTP/2's rapid-reset and stream floods
         // (CVE-2023-44487) stay out, as kubebuilder's scaffold turns HTTP/2 off by default.
         ALPNProtocols: ['http/1.1'],
@@ -319,8 +320,7 @@ export class WebhookServer {
     const server = http2.createSecureServer(
       {
         ...pair,
-        minVersion: o.tlsMinVersion,
-        ciphers: o.tlsCiphers,
+        ...tlsServerOptions(o),
         allowHTTP1: true,
         settings: { maxConcurrentStreams: o.maxConcurrentRequests },
       },

@@ -15,11 +15,16 @@ export interface TestCertificates {
 
 /**
  * A fresh CA and a serving certificate it signed for localhost and 127.0.0.1 (envtest's own maker), written
- * as tls.crt/tls.key into `certDir` (created when missing). The CA is named `<name>-ca`.
+ * as tls.crt/tls.key into `certDir` (created when missing). The CA is named `<name>-ca`. `leafKey` 'rsa' gives
+ * the serving certificate an RSA key, as cert-manager issues by default (RSA key exchange then exists).
  */
-export function makeCertificates(certDir: string, name = 'webhook-test'): TestCertificates {
+export function makeCertificates(
+  certDir: string,
+  name = 'webhook-test',
+  leafKey: 'ec' | 'rsa' = 'ec',
+): TestCertificates {
   fs.mkdirSync(certDir, { recursive: true });
-  const certs = makeServingCertificates(['localhost', '127.0.0.1'], { name, validDays: 3650 });
+  const certs = makeServingCertificates(['localhost', '127.0.0.1'], { name, validDays: 3650, leafKey });
   // Written key first, then certificate, each by rename: as a rotation lands, never half a file.
   for (const [file, content] of [
     ['tls.key', certs.key],

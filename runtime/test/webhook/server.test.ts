@@ -203,6 +203,33 @@ describe('WebhookServer', () => {
     expect(failures()).toHaveLength(1); // a denial is an answer, not a failure
   });
 
+  it("aborts the handler's signal when the caller goes away before the answer", async () => {
+    let signal: AbortSignal | undefined;
+    const { port, certs } = await serve({ requestTimeoutMs: 60_000 }, (s) =>
+      s.register(
+        VALIDATE,
+        validating(Guestbook, {
+          validateCreate: (_obj, context) => {
+            signal = context.signal;
+            return new Promise(() => {});
+          },
+        }),
+      ),
+    );
+    const body = JSON.stringify(admissionReview({ object }));
+    const socket = tls.connect({ host: '127.0.0.1', port, ca: certs.ca, servername: 'localhost' });
+    socket.on('error', () => {});
+    cleanup.push(() => void socket.destroy());
+    socket.write(
+      `POST ${VALIDATE} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    await waitFor(() => signal !== undefined);
+    expect(signal?.aborted).toBe(false);
+    socket.destroy();
+    await waitFor(() => signal?.aborted === true);
+  });
+
   it('answers for a handler that hangs once the time limit passes, and aborts its signal', async () => {
     let signal: AbortSignal | undefined;
     const { call, failures, server } = await serve({ requestTimeoutMs: 200 }, (s) =>
