@@ -419,6 +419,7 @@ export class Manager implements ControllerHost {
     this.probeServer = new ProbeServer({
       bindAddress: address,
       ready: () => this.state === 'running' && this.cache.hasSynced(),
+      logger: this.logger,
     });
     this.addresses.healthProbe = await this.probeServer.start(host, port);
   }

@@ -5,6 +5,8 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { limitConnections } from './internal/connection-limit.js';
+import type { Logger } from './logger.js';
 
 export interface ProbeServerOptions {
   /** `host:port`, for error messages. */
@@ -13,6 +15,14 @@ export interface ProbeServerOptions {
   ready: () => boolean;
   /** The body of a 503 from `/readyz`. Default: `caches not synced`. */
   notReadyReason?: string;
+  /** Where connections over `maxConnections` are counted. */
+  logger: Logger;
+  /** Headers must arrive within this (a probe's are a few bytes). Default: 5 s. */
+  headersTimeoutMs?: number;
+  /** A kept-alive connection idle this long is closed. Default: 30 s. */
+  keepAliveTimeoutMs?: number;
+  /** Open connections at most (kubelet keeps one or two); over it the oldest silent or idle close. Default: 32. */
+  maxConnections?: number;
 }
 
 export class ProbeServer {
@@ -22,7 +32,21 @@ export class ProbeServer {
 
   /** Listens; resolves with the address once listening. */
   async start(host: string | undefined, port: number): Promise<AddressInfo> {
-    const server = http.createServer((req, res) => this.serve(req, res));
+    const o = this.options;
+    const headersTimeout = o.headersTimeoutMs ?? 5_000;
+    // The port is reachable from the pod network: silent or slow connections must not pile up. A probe's
+    // request has no body, so the whole request is bounded by the header timeout.
+    const server = http.createServer(
+      {
+        headersTimeout,
+        requestTimeout: headersTimeout,
+        keepAliveTimeout: o.keepAliveTimeoutMs ?? 30_000,
+        // Node enforces the two timeouts above when it checks its connections, every 30 s by default.
+        connectionsCheckingInterval: Math.min(1_000, headersTimeout),
+      },
+      (req, res) => this.serve(req, res),
+    );
+    limitConnections(server, { maxConnections: o.maxConnections ?? 32, logger: o.logger, server: 'probes' });
     server.on('clientError', (_error, socket) => socket.destroy());
     await new Promise<void>((resolve, reject) => {
       server.once('error', (err) =>
