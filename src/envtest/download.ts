@@ -175,6 +175,7 @@ async function unpack(name: string, file: string, outDir: string): Promise<void>
         (entry) => {
           const binary = wanted.get(entry.path);
           if (!binary) return undefined;
+          if (found.has(binary)) throw new TarError(`${entry.path} is in the archive twice`);
           found.add(binary);
           return path.join(outDir, binary);
         },

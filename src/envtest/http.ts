@@ -103,7 +103,8 @@ function get(url: URL, options: FetchOptions, redirects: number): Promise<Fetche
     let timedOut: FetchError | undefined;
     const request = client.get(url, {
       headers: { 'user-agent': `kubesmith/${kubesmithVersion}`, 'accept-encoding': 'identity' },
-      ...(rule ? { lookup: guardedLookup(rule, url) } : {}),
+      // Under a rule, no pooled connection either: one opened without the rule (to the index) is not reused.
+      ...(rule ? { lookup: guardedLookup(rule, url), agent: false } : {}),
       ...(options.ca !== undefined ? { ca: options.ca } : {}),
     });
     const connectTimer = setTimeout(() => {

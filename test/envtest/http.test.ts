@@ -176,6 +176,17 @@ describe('fetchUrl', () => {
     expect(await text(`${secureBase}/c`, 1024, 0, only2)).toBe('there');
   });
 
+  it('does not reuse a pooled connection that was opened without the address rule', async () => {
+    script['/c'] = [ok('there')];
+    const port = new URL(secureBase).port;
+    // Kept alive in Node's pool after this answer...
+    expect(await text(`https://localhost:${port}/c`)).toBe('there');
+    // ...but a request under a rule connects afresh, so the rule sees the address.
+    const loopback = { addressRule: () => 'a loopback address, and the index is on disk' };
+    await expect(text(`https://localhost:${port}/c`, 1024, 0, loopback)).rejects.toThrow(RefusedFetch);
+    expect(hits['/c']).toBe(1);
+  });
+
   it('says which address the body came from', async () => {
     script['/c'] = [ok('there')];
     const fetched = await fetchUrl(new URL(`${secureBase}/c`), { maxBytes: 1024, ca: certs.caCert });

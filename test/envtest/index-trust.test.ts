@@ -5,6 +5,7 @@
  * before the request it refuses, to leave the cache as it was and not to fall back to a build.
  */
 import { createHash } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { existsSync } from 'node:fs';
 import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -24,7 +25,7 @@ import {
 import { archiveName, envtestPlatform } from '../../src/envtest/index-file.js';
 import { KubesmithError } from '../../src/errors.js';
 import { run } from '../helpers/run.js';
-import { ENVTEST_DIRS, envtestFiles, writeTarGz } from './tar-helpers.js';
+import { END, ENVTEST_DIRS, envtestFiles, file, writeTarGz } from './tar-helpers.js';
 
 const VERSION = '1.36.3';
 const ARCHIVE = archiveName(VERSION, envtestPlatform());
@@ -276,6 +277,33 @@ describe('an index cannot aim the download at internal addresses', () => {
     expect(requests).toEqual([]);
     index = indexYaml(`https://localhost:${port}/archives/${ARCHIVE}`);
     expect((await ensure({ indexUrl: `${secureBase}/index.yaml` })).source).toBe('download');
+  });
+});
+
+describe('the archive', () => {
+  it('is refused when it holds a binary twice (a verified archive cannot swap a binary half way)', async () => {
+    const twice = gzipSync(
+      Buffer.concat([
+        file('controller-tools/envtest/etcd', '#!/bin/sh\necho "etcd Version: 3.6.16"\n'),
+        file('controller-tools/envtest/etcd', '#!/bin/sh\necho "etcd Version: 3.6.16"\n'),
+        END,
+      ]),
+    );
+    const mirror = path.join(tmp, 'mirror');
+    await mkdir(mirror);
+    await writeFile(path.join(mirror, ARCHIVE), twice);
+    const hash = createHash('sha512').update(twice).digest('hex');
+    await writeFile(
+      path.join(mirror, 'envtest-releases.yaml'),
+      `releases:\n  v${VERSION}:\n    ${ARCHIVE}:\n      hash: ${hash}\n      selfLink: ${ARCHIVE}\n`,
+    );
+    const progress = vi.fn();
+    const result = await ensure({ indexUrl: path.join(mirror, 'envtest-releases.yaml'), progress });
+    expect(progress).toHaveBeenCalledWith(
+      `no download: ${ARCHIVE} is not a valid tar.gz archive: controller-tools/envtest/etcd is in the archive ` +
+        'twice; building from Go modules instead',
+    );
+    expect(result.source).toBe('build');
   });
 });
 
