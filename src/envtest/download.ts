@@ -23,7 +23,7 @@ import {
 } from './index-file.js';
 import { insecureArchive, insecureIndex, refusedArchive } from './messages.js';
 import { readTar, TarError } from './tar.js';
-import { archiveAddressRule, checkArchiveLink, checkLocalArchive, Refused } from './trust.js';
+import { archiveAddressRule, checkArchiveLink, checkIndexUrl, checkLocalArchive, Refused } from './trust.js';
 import { BINARIES } from './versions.js';
 
 /** Bounds: today's archives are ~70 MB packed, ~200 MB unpacked (kube-apiserver is the largest). */
@@ -81,6 +81,8 @@ export interface LocatedArchive extends ArchiveRef {
  */
 export async function locateArchive(context: DownloadContext): Promise<LocatedArchive> {
   const platform = context.platform ?? envtestPlatform();
+  // resolve.ts checked the location up front already; here too, where the request is made.
+  checkIndexUrl(context.indexUrl, context.allowInsecure ?? false);
   if (context.indexUrl.protocol === 'http:')
     (context.warn ?? context.progress)(insecureIndex(context.indexUrl.href));
   try {
