@@ -56,8 +56,12 @@ export function checkArchiveLink(name: string, archive: URL, index: URL, allowIn
         refuse(
           `it links to ${archive.href}, a file on this machine; an index on a server links to https: URLs only`,
         );
-      if (!isInside(fileURLToPath(archive), path.dirname(fileURLToPath(index))))
-        refuse(`it links to ${fileURLToPath(archive)}, outside the index's directory`);
+      {
+        const file = localPath(archive);
+        if (file === undefined) refuse(`it links to ${archive.href}, a file on another host`);
+        else if (!isInside(file, path.dirname(fileURLToPath(index))))
+          refuse(`it links to ${file}, outside the index's directory`);
+      }
       return;
     default:
       refuse(
@@ -87,6 +91,15 @@ export async function checkLocalArchive(name: string, archive: URL, index: URL):
         false,
       ),
     );
+}
+
+/** The path of a file: URL on this machine; undefined for one naming another host (`file://server/x`). */
+function localPath(url: URL): string | undefined {
+  try {
+    return fileURLToPath(url);
+  } catch {
+    return undefined;
+  }
 }
 
 function isInside(file: string, dir: string): boolean {

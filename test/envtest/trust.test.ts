@@ -78,6 +78,9 @@ describe('checkArchiveLink: an index’s links keep its class', () => {
     expect(() =>
       checkArchiveLink(NAME, link(`https://example.com/${NAME}`, LOCAL), LOCAL, false),
     ).not.toThrow();
+    expect(
+      refusal(() => checkArchiveLink(NAME, link('file://server/x', LOCAL), LOCAL, true)).message,
+    ).toMatch(/: it links to file:\/\/server\/x, a file on another host$/);
     for (const outside of ['../../home/me/.ssh/id_ed25519', 'file:///etc/shadow', '/srv/mirror2/x'])
       expect(refusal(() => checkArchiveLink(NAME, link(outside, LOCAL), LOCAL, true)).message).toMatch(
         /, outside the index's directory$/,
