@@ -7,6 +7,7 @@ interface EnvtestFlags {
   k8sVersion?: string;
   binDir?: string;
   indexUrl?: string;
+  allowInsecureIndex?: boolean;
   print: 'path' | 'env';
   withControllers?: boolean;
 }
@@ -38,7 +39,11 @@ export function registerEnvtest(program: Command, contextFor: (command: Command)
     )
     .option(
       '--index-url <url>',
-      "envtest release index to download from: a URL or a path (default: $KUBESMITH_ENVTEST_INDEX_URL, else controller-tools' envtest-releases.yaml)",
+      "envtest release index to download from: an https: URL or a path (default: $KUBESMITH_ENVTEST_INDEX_URL, else controller-tools' envtest-releases.yaml)",
+    )
+    .option(
+      '--allow-insecure-index',
+      'accept an index and archives over plain http: (the SHA-512 digests of an http index prove nothing)',
     )
     .addOption(
       new Option('--print <what>', 'print the directory (path) or a shell line (env)')
@@ -53,6 +58,8 @@ then downloads them from the envtest release index as setup-envtest does (SHA-51
 and otherwise builds them from Go modules when go is on PATH (1.36.x and 1.34.x; a few minutes, once).
 --with-controllers adds the programs of envtest's cluster mode to the same directory: the release index
 has none of them, so they are built from Go modules (a few more minutes, once).
+The index comes over https: or from disk, and links to https: URLs (an index on disk also to files in its
+directory); --allow-insecure-index accepts plain http: for both, with a warning.
 
 Examples:
   $ kubesmith envtest
@@ -71,8 +78,10 @@ Examples:
         version: flags.k8sVersion ?? DEFAULT_VERSION,
         ...(flags.binDir !== undefined ? { binDir: path.resolve(cwd, flags.binDir) } : {}),
         ...(flags.indexUrl !== undefined ? { indexUrl: flags.indexUrl } : {}),
+        ...(flags.allowInsecureIndex ? { allowInsecureIndex: true } : {}),
         cwd,
         progress: (line) => out.info(line),
+        warn: (line) => out.warn(line),
         ...(out.interactive ? { transient: (line: string) => out.transient(line) } : {}),
         detail: (line) => out.debug(line),
       });

@@ -21,6 +21,7 @@ import { CONTROLLER_BINARIES, KWOK_VERSION, buildControllersFromGoModules } from
 import type { BuildRequest } from './build.js';
 import { assetsLackControllers, buildFailed, noControllerBinaries } from './messages.js';
 import {
+  checkIndexOption,
   ensureEnvtestBinaries,
   findExecutable,
   missingBinaries,
@@ -43,6 +44,7 @@ export async function ensureClusterBinaries(options: EnsureClusterOptions = {}):
   const env = options.env ?? process.env;
   const progress = options.progress ?? (() => {});
   const release = resolveRelease(options.version);
+  checkIndexOption(options, env);
 
   const assets = env['KUBEBUILDER_ASSETS'];
   if (assets) {

@@ -2,7 +2,8 @@
  * Downloads the prebuilt envtest binaries as setup-envtest does: find the archive for a version and platform
  * in the envtest release index, stream it into the staging directory while computing its SHA-512, compare
  * with the index's digest, and only then unpack `controller-tools/envtest/{etcd,kube-apiserver,kubectl}`.
- * Making the cache entry from the staging directory (verify, rename, cleanup) is resolve.ts's job.
+ * Where the index may come from and where its links may lead is trust.ts's rule, applied here to each
+ * request. Making the cache entry from the staging directory (verify, rename, cleanup) is resolve.ts's job.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
@@ -10,7 +11,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import { FetchError, fetchUrl, type FetchOptions } from './http.js';
+import { FetchError, fetchUrl, RefusedFetch, type FetchOptions } from './http.js';
 import {
   archiveName,
   envtestPlatform,
@@ -20,7 +21,9 @@ import {
   pickArchive,
   type ArchiveRef,
 } from './index-file.js';
+import { insecureArchive, insecureIndex, refusedArchive } from './messages.js';
 import { readTar, TarError } from './tar.js';
+import { archiveAddressRule, checkArchiveLink, checkIndexUrl, checkLocalArchive, Refused } from './trust.js';
 import { BINARIES } from './versions.js';
 
 /** Bounds: today's archives are ~70 MB packed, ~200 MB unpacked (kube-apiserver is the largest). */
@@ -39,9 +42,13 @@ export interface DownloadContext {
   /** Default: this machine's, in Go's names. */
   platform?: { os: string; arch: string };
   /** Timeouts and retries of each request. Default: http.ts's. */
-  fetch?: Omit<FetchOptions, 'maxBytes'>;
+  fetch?: Omit<FetchOptions, 'maxBytes' | 'addressRule'>;
+  /** --allow-insecure-index: plain http for the index and the archives (each says so in a warning). */
+  allowInsecure?: boolean;
   /** One line per step, and a progress line every few seconds. */
   progress: (line: string) => void;
+  /** A warning line. Default: progress. */
+  warn?: (line: string) => void;
   /** On a terminal: a status line that replaces the previous one ('' clears it). */
   transient?: (line: string) => void;
 }
@@ -60,9 +67,24 @@ export class DownloadError extends Error {
   }
 }
 
-/** Reads the index and finds the archive; throws a DownloadError saying why not. */
-export async function locateArchive(context: DownloadContext): Promise<ArchiveRef> {
+/** An archive as the index names it, with what the index allows the download to reach. */
+export interface LocatedArchive extends ArchiveRef {
+  /** The index's location: an archive on disk must be in its directory. */
+  indexUrl: URL;
+  /** Why the download may not connect to an IP address (see trust.ts), or undefined. */
+  addressRule: (ip: string) => string | undefined;
+}
+
+/**
+ * Reads the index and finds the archive; throws a DownloadError saying why not, or Refused when the
+ * index's link for it breaks trust.ts's rules.
+ */
+export async function locateArchive(context: DownloadContext): Promise<LocatedArchive> {
   const platform = context.platform ?? envtestPlatform();
+  // resolve.ts checked the location up front already; here too, where the request is made.
+  checkIndexUrl(context.indexUrl, context.allowInsecure ?? false);
+  if (context.indexUrl.protocol === 'http:')
+    (context.warn ?? context.progress)(insecureIndex(context.indexUrl.href));
   try {
     const index = await loadIndex(context.indexUrl, context.fetch);
     const archive = pickArchive(index, context.version, platform);
@@ -74,7 +96,8 @@ export async function locateArchive(context: DownloadContext): Promise<ArchiveRe
         nearby,
       );
     }
-    return archive;
+    checkArchiveLink(archive.name, archive.url, index.url, context.allowInsecure ?? false);
+    return { ...archive, indexUrl: index.url, addressRule: archiveAddressRule(index.address) };
   } catch (error) {
     if (error instanceof IndexError) throw new DownloadError(error.message, error.kind);
     throw error;
@@ -83,7 +106,7 @@ export async function locateArchive(context: DownloadContext): Promise<ArchiveRe
 
 /** Downloads `archive`, checks its SHA-512, and unpacks the three binaries into the empty directory `outDir`. */
 export async function downloadArchive(
-  archive: ArchiveRef,
+  archive: LocatedArchive,
   outDir: string,
   context: DownloadContext,
 ): Promise<void> {
@@ -102,11 +125,20 @@ export async function downloadArchive(
 }
 
 /** Streams the archive into `file`, hashing on the way; returns the hex SHA-512. */
-async function fetchInto(archive: ArchiveRef, file: string, context: DownloadContext): Promise<string> {
+async function fetchInto(archive: LocatedArchive, file: string, context: DownloadContext): Promise<string> {
   const hash = createHash('sha512');
   let meter: Meter | undefined;
+  if (archive.url.protocol === 'file:') await checkLocalArchive(archive.name, archive.url, archive.indexUrl);
+  if (archive.url.protocol === 'http:')
+    (context.warn ?? context.progress)(
+      insecureArchive(archive.name, archive.url.href, archive.indexUrl.protocol !== 'http:'),
+    );
   try {
-    const { body, size } = await fetchUrl(archive.url, { ...context.fetch, maxBytes: MAX_ARCHIVE_BYTES });
+    const { body, size } = await fetchUrl(archive.url, {
+      ...context.fetch,
+      maxBytes: MAX_ARCHIVE_BYTES,
+      addressRule: archive.addressRule,
+    });
     context.progress(
       `downloading ${archive.name}${size !== undefined ? ` (${megabytes(size)})` : ''} from ${archive.url.href}`,
     );
@@ -124,6 +156,8 @@ async function fetchInto(archive: ArchiveRef, file: string, context: DownloadCon
       createWriteStream(file, { flags: 'wx' }),
     );
   } catch (error) {
+    if (error instanceof RefusedFetch)
+      throw new Refused(refusedArchive(archive.name, archive.indexUrl.href, error.message, false));
     if (error instanceof FetchError)
       throw new DownloadError(`downloading ${archive.name} failed: ${error.message}`, 'failed');
     throw error;
@@ -143,6 +177,7 @@ async function unpack(name: string, file: string, outDir: string): Promise<void>
         (entry) => {
           const binary = wanted.get(entry.path);
           if (!binary) return undefined;
+          if (found.has(binary)) throw new TarError(`${entry.path} is in the archive twice`);
           found.add(binary);
           return path.join(outDir, binary);
         },

@@ -5,11 +5,15 @@
  * five redirects and never from https to http, and a few retries with capped, jittered backoff for answers
  * that say "try again" (5xx, 429, a reset connection) before the body starts. Nothing is retried once bytes
  * flow, nor DNS failures, refused connections or timeouts: a machine without network fails in seconds.
+ * An address rule, when given, is applied to every connection, redirects included, to the address actually
+ * connected to (after name resolution, so a name that resolves to 127.0.0.1 is caught too).
  */
+import dns from 'node:dns';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
+import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { kubesmithVersion } from '../version.js';
@@ -23,6 +27,10 @@ export interface FetchOptions {
   maxBytes: number;
   /** Further attempts after a retryable failure. Default: 2. */
   retries?: number;
+  /** What this IP address is when a connection to it is refused, or undefined to allow it. Default: all allowed. */
+  addressRule?: (ip: string) => string | undefined;
+  /** Test seam: the certificate authority https servers are checked against. Default: Node's. */
+  ca?: string;
 }
 
 export interface Fetched {
@@ -30,6 +38,8 @@ export interface Fetched {
   body: AsyncIterable<Buffer>;
   /** Content-Length (or the file size), when known. */
   size: number | undefined;
+  /** The IP address the body came from (after redirects); undefined for a file. */
+  address: string | undefined;
 }
 
 /** A failed request; `message` is one line saying what happened, for people. */
@@ -42,6 +52,14 @@ export class FetchError extends Error {
   ) {
     super(message);
     this.name = 'FetchError';
+  }
+}
+
+/** A request kubesmith will not make: a redirect from https to http, or an address the rule refuses. */
+export class RefusedFetch extends FetchError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RefusedFetch';
   }
 }
 
@@ -74,9 +92,20 @@ function get(url: URL, options: FetchOptions, redirects: number): Promise<Fetche
       );
       return;
     }
+    const rule = options.addressRule;
+    // A literal IP address is not resolved, so the lookup below never sees it: check it here.
+    const literal = url.hostname.replace(/^\[(.*)\]$/, '$1');
+    const refusal = rule && net.isIP(literal) ? rule(literal) : undefined;
+    if (refusal) {
+      reject(new RefusedFetch(`${url.href}: ${literal} is ${refusal}`));
+      return;
+    }
     let timedOut: FetchError | undefined;
     const request = client.get(url, {
       headers: { 'user-agent': `kubesmith/${kubesmithVersion}`, 'accept-encoding': 'identity' },
+      // Under a rule, no pooled connection either: one opened without the rule (to the index) is not reused.
+      ...(rule ? { lookup: guardedLookup(rule, url), agent: false } : {}),
+      ...(options.ca !== undefined ? { ca: options.ca } : {}),
     });
     const connectTimer = setTimeout(() => {
       timedOut = new FetchError(`no connection to ${where} within ${seconds(connectTimeoutMs)}`);
@@ -92,24 +121,35 @@ function get(url: URL, options: FetchOptions, redirects: number): Promise<Fetche
     });
     request.on('error', (error: NodeJS.ErrnoException) => {
       clearTimeout(connectTimer);
-      reject(timedOut ?? connectionError(error, url));
+      reject(timedOut ?? (error instanceof FetchError ? error : connectionError(error, url)));
     });
     request.on('response', (response) => {
       clearTimeout(connectTimer);
       const status = response.statusCode ?? 0;
       const location = response.headers.location;
+      // The body of a redirect or an error is never read: the connection closes rather than take it all in.
       if (status >= 300 && status < 400 && location) {
-        response.resume();
-        const next = new URL(location, url);
+        response.destroy();
+        let next: URL;
+        try {
+          next = new URL(location, url);
+        } catch {
+          reject(new FetchError(`${url.href} redirects to "${location}", which is not a URL`));
+          return;
+        }
         if (redirects >= MAX_REDIRECTS)
           reject(new FetchError(`more than ${MAX_REDIRECTS} redirects from ${url.href}`));
         else if (url.protocol === 'https:' && next.protocol !== 'https:')
-          reject(new FetchError(`${url.href} redirects to ${next.href}, from https to http; refused`));
+          reject(
+            new RefusedFetch(
+              `${url.href} redirects to ${next.href}, from https to ${next.protocol.slice(0, -1)}`,
+            ),
+          );
         else get(next, options, redirects + 1).then(resolve, reject);
         return;
       }
       if (status !== 200) {
-        response.resume();
+        response.destroy();
         const retryable = status >= 500 || status === 429;
         reject(
           new FetchError(
@@ -127,7 +167,11 @@ function get(url: URL, options: FetchOptions, redirects: number): Promise<Fetche
         reject(new FetchError(`${url.href} has ${size} bytes, more than the ${options.maxBytes} allowed`));
         return;
       }
-      resolve({ body: bounded(response, url, size, options.maxBytes, () => timedOut), size });
+      resolve({
+        body: bounded(response, url, size, options.maxBytes, () => timedOut),
+        size,
+        address: response.socket.remoteAddress,
+      });
     });
   });
 }
@@ -174,7 +218,30 @@ async function openFile(url: URL, maxBytes: number): Promise<Fetched> {
     );
   }
   if (size > maxBytes) throw new FetchError(`${file} has ${size} bytes, more than the ${maxBytes} allowed`);
-  return { body: createReadStream(file, { end: maxBytes }), size };
+  return { body: createReadStream(file, { end: maxBytes }), size, address: undefined };
+}
+
+/**
+ * dns.lookup, keeping only the addresses `rule` allows; none left is a RefusedFetch naming the first. Node
+ * asks for all addresses (to race IPv4 and IPv6) or for one; both are answered.
+ */
+function guardedLookup(rule: (ip: string) => string | undefined, url: URL): net.LookupFunction {
+  return (hostname, options, callback) => {
+    dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) {
+        callback(error, '');
+        return;
+      }
+      const allowed = addresses.filter((address) => rule(address.address) === undefined);
+      const [first] = allowed;
+      if (!first) {
+        const ip = addresses[0]?.address;
+        const what = ip === undefined ? 'no address' : `${ip}, ${rule(ip) ?? ''}`;
+        callback(new RefusedFetch(`${url.href}: ${hostname} resolves to ${what}`), '');
+      } else if (options.all) callback(null, allowed);
+      else callback(null, first.address, first.family);
+    });
+  };
 }
 
 function connectionError(error: NodeJS.ErrnoException, url: URL): FetchError {

@@ -16,7 +16,9 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parse } from 'yaml';
-import { fetchUrl, type FetchOptions } from './http.js';
+import { fetchUrl, RefusedFetch, type FetchOptions } from './http.js';
+import { refusedIndexRedirect } from './messages.js';
+import { Refused } from './trust.js';
 
 /** Where setup-envtest reads the index by default. */
 export const DEFAULT_INDEX_URL =
@@ -39,6 +41,8 @@ export interface ArchiveRef {
 
 export interface EnvtestIndex {
   url: URL;
+  /** The IP address the index came from; undefined for an index on disk. */
+  address: string | undefined;
   /** Archive name -> its hash and link, over all releases (setup-envtest matches on archive names too). */
   archives: Map<string, { hash: unknown; selfLink: unknown }>;
 }
@@ -71,28 +75,31 @@ export function indexLocation(flag: string | undefined, env: NodeJS.ProcessEnv, 
   return pathToFileURL(path.resolve(cwd, value));
 }
 
-/** Reads and parses the index at `url`. */
+/** Reads and parses the index at `url` (whose scheme trust.ts's checkIndexUrl has accepted). */
 export async function loadIndex(
   url: URL,
-  fetchOptions: Omit<FetchOptions, 'maxBytes'> = {},
+  fetchOptions: Omit<FetchOptions, 'maxBytes' | 'addressRule'> = {},
 ): Promise<EnvtestIndex> {
   let text = '';
+  let address: string | undefined;
   try {
-    const { body } = await fetchUrl(url, { ...fetchOptions, maxBytes: MAX_INDEX_BYTES });
+    const fetched = await fetchUrl(url, { ...fetchOptions, maxBytes: MAX_INDEX_BYTES });
+    address = fetched.address;
     const chunks: Buffer[] = [];
-    for await (const chunk of body) chunks.push(chunk);
+    for await (const chunk of fetched.body) chunks.push(chunk);
     text = Buffer.concat(chunks).toString('utf8');
   } catch (error) {
+    if (error instanceof RefusedFetch) throw new Refused(refusedIndexRedirect(url.href, error.message));
     throw new IndexError(
       `cannot read the envtest release index ${url.href}: ${(error as Error).message}`,
       'unreachable',
     );
   }
-  return parseIndex(text, url);
+  return parseIndex(text, url, address);
 }
 
 /** Parses index text; throws an IndexError naming the first problem. */
-export function parseIndex(text: string, url: URL): EnvtestIndex {
+export function parseIndex(text: string, url: URL, address?: string): EnvtestIndex {
   const invalid = (detail: string): IndexError =>
     new IndexError(`the envtest release index ${url.href} does not parse: ${detail}`, 'invalid');
   let document: unknown;
@@ -113,7 +120,7 @@ export function parseIndex(text: string, url: URL): EnvtestIndex {
       archives.set(name, { hash: archive['hash'], selfLink: archive['selfLink'] });
     }
   }
-  return { url, archives };
+  return { url, address, archives };
 }
 
 /** setup-envtest's operating system and architecture names for this machine (Go's GOOS/GOARCH). */

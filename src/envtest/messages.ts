@@ -116,3 +116,50 @@ export function noControllerBinaries(version: string, dir: string, missing: read
 export function assetsLackControllers(dir: string, missing: readonly string[]): string {
   return `KUBEBUILDER_ASSETS=${dir} lacks ${missing.join(', ')}; using the cache, which holds all the binaries in one directory`;
 }
+
+const INSECURE_FLAG = '--allow-insecure-index';
+const INDEX_OPTION = '--index-url (or KUBESMITH_ENVTEST_INDEX_URL)';
+
+/** The index location is plain http, or not a scheme an index may have. */
+export function refusedIndex(href: string, protocol: string): Message {
+  if (protocol === 'http:')
+    return {
+      message:
+        `refusing the envtest release index ${href}: it comes over plain http, so anyone on the way can ` +
+        'change the binaries it names and the SHA-512 digests that check them',
+      hint: `point ${INDEX_OPTION} at an https: URL or a local path, or pass ${INSECURE_FLAG} if you trust the network to that server`,
+    };
+  return {
+    message: `refusing the envtest release index ${href}: an index is an https: URL or a local path, not ${protocol}`,
+    hint: `point ${INDEX_OPTION} at an https: URL or a local path`,
+  };
+}
+
+/** Reading the index took a way kubesmith refuses: a redirect from https to plain http. */
+export function refusedIndexRedirect(href: string, why: string): Message {
+  return {
+    message: `refusing the envtest release index ${href}: ${why}`,
+    hint: `point ${INDEX_OPTION} at an index served over https throughout`,
+  };
+}
+
+/** The archive an index names may not be fetched: `why` says what is wrong with its link. */
+export function refusedArchive(name: string, indexHref: string, why: string, insecure: boolean): Message {
+  return {
+    message: `refusing ${name} from the envtest release index ${indexHref}: ${why}`,
+    hint: insecure
+      ? `pass ${INSECURE_FLAG} if you trust the network to that server, or use an index whose links are https: URLs`
+      : `fix the index's selfLink for ${name}, or point ${INDEX_OPTION} at another index; see "Which links an index may have" in docs/envtest.md`,
+  };
+}
+
+/** With --allow-insecure-index: the warning for an index read over plain http. */
+export function insecureIndex(href: string): string {
+  return `the envtest release index ${href} comes over plain http (${INSECURE_FLAG}): the SHA-512 digests it gives prove nothing`;
+}
+
+/** With --allow-insecure-index: the warning for an archive downloaded over plain http. */
+export function insecureArchive(name: string, href: string, indexIsSecure: boolean): string {
+  const check = indexIsSecure ? 'the SHA-512 from the index still checks it' : 'nothing checks it';
+  return `${name} comes over plain http from ${href} (${INSECURE_FLAG}): ${check}`;
+}

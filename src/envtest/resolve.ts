@@ -31,6 +31,7 @@ import {
   noBinaries,
   unknownVersion,
 } from './messages.js';
+import { checkIndexUrl, Refused } from './trust.js';
 import {
   BINARIES,
   buildableRelease,
@@ -54,16 +55,20 @@ export interface EnsureOptions {
   /** Test seam: builds the binaries into an empty directory. Default: buildFromGoModules. */
   build?: (request: BuildRequest) => Promise<void>;
   /**
-   * The envtest release index: a URL (`https:`, `http:`, `file:`) or a path, relative to `cwd`.
-   * Default: $KUBESMITH_ENVTEST_INDEX_URL, else controller-tools' envtest-releases.yaml.
+   * The envtest release index: a URL (`https:`, `file:`; `http:` with allowInsecureIndex) or a path,
+   * relative to `cwd`. Default: $KUBESMITH_ENVTEST_INDEX_URL, else controller-tools' envtest-releases.yaml.
    */
   indexUrl?: string;
+  /** --allow-insecure-index: accept an index and archives over plain http (each says so in a warning). */
+  allowInsecureIndex?: boolean;
+  /** Warning lines for people. Default: progress. */
+  warn?: (line: string) => void;
   /** Resolves a relative index path. Default: process.cwd(). */
   cwd?: string;
   /** On a terminal: a download status line that replaces the previous one ('' clears it). Default: none. */
   transient?: (line: string) => void;
-  /** Test seam: timeouts and retries of each request of the download. Default: http.ts's. */
-  fetch?: Omit<FetchOptions, 'maxBytes'>;
+  /** Test seam: timeouts, retries and CA of each request of the download. Default: http.ts's. */
+  fetch?: Omit<FetchOptions, 'maxBytes' | 'addressRule'>;
 }
 
 export type BinarySource = 'KUBEBUILDER_ASSETS' | 'cache' | 'download' | 'build';
@@ -92,6 +97,7 @@ export async function ensureEnvtestBinaries(options: EnsureOptions = {}): Promis
     const { message, hint } = malformedVersion(requested);
     throw new KubesmithError(message, { hint });
   }
+  checkIndexOption(options, env);
 
   const assets = env['KUBEBUILDER_ASSETS'];
   if (assets) {
@@ -130,6 +136,27 @@ export async function ensureEnvtestBinaries(options: EnsureOptions = {}): Promis
   throw new KubesmithError(message, { hint });
 }
 
+/**
+ * Refuses an index location that is plain http (without allowInsecureIndex) or neither https: nor on disk,
+ * whether or not this run downloads: the same settings fail the same way with a full cache or an empty one.
+ * A location that does not parse is reported when the download needs it.
+ */
+export function checkIndexOption(options: EnsureOptions, env: NodeJS.ProcessEnv): void {
+  let url: URL;
+  try {
+    url = indexLocation(options.indexUrl, env, options.cwd);
+  } catch (error) {
+    if (error instanceof IndexError) return;
+    throw error;
+  }
+  try {
+    checkIndexUrl(url, options.allowInsecureIndex ?? false);
+  } catch (error) {
+    if (error instanceof Refused) throw new KubesmithError(error.message, { hint: error.hint });
+    throw error;
+  }
+}
+
 /** Why the download did not provide the binaries; undefined when it did. */
 type DownloadOutcome =
   (Pick<DownloadError, 'message' | 'kind' | 'nearby'> & { indexUrl: string }) | undefined;
@@ -154,6 +181,8 @@ async function downloadIntoCache(
     version,
     indexUrl,
     progress,
+    allowInsecure: options.allowInsecureIndex ?? false,
+    ...(options.warn ? { warn: options.warn } : {}),
     ...(options.transient ? { transient: options.transient } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),
   };
@@ -168,6 +197,8 @@ async function downloadIntoCache(
   } catch (error) {
     if (error instanceof DownloadError)
       return { message: error.message, kind: error.kind, nearby: error.nearby, indexUrl: indexUrl.href };
+    // A refusal is not a failure to route around with a build: the settings or the index need fixing.
+    if (error instanceof Refused) throw new KubesmithError(error.message, { hint: error.hint });
     throw error;
   }
   progress(`downloaded and verified in ${Math.round((Date.now() - started) / 1000)} s: ${entry}`);

@@ -1,27 +1,40 @@
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { FetchError, fetchUrl } from '../../src/envtest/http.js';
+import { makeServingCertificates } from '../../runtime/src/internal/certs.js';
+import { FetchError, fetchUrl, RefusedFetch, type FetchOptions } from '../../src/envtest/http.js';
 
 /** What the server answers, in turn, per path; the last answer repeats. */
 let script: Record<string, ((response: http.ServerResponse) => void)[]> = {};
 const hits: Record<string, number> = {};
 let server: http.Server;
 let base: string;
+/** The same answers over https, with a certificate for 127.0.0.1 and localhost from a CA of the test's. */
+let secureServer: https.Server;
+let secureBase: string;
+const certs = makeServingCertificates(['127.0.0.1', 'localhost']);
 
 beforeAll(async () => {
-  server = http.createServer((request, response) => {
+  const answer = (request: http.IncomingMessage, response: http.ServerResponse): void => {
     const url = request.url ?? '/';
     const n = (hits[url] = (hits[url] ?? 0) + 1);
     const answers = script[url] ?? [(r: http.ServerResponse) => r.writeHead(404).end()];
     answers[Math.min(n, answers.length) - 1]?.(response);
-  });
+  };
+  server = http.createServer(answer);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  secureServer = https.createServer({ cert: certs.cert, key: certs.key }, answer);
+  await new Promise<void>((resolve) => secureServer.listen(0, '127.0.0.1', resolve));
+  secureBase = `https://127.0.0.1:${(secureServer.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
+  for (const s of [server, secureServer]) {
+    s.closeAllConnections();
+    await new Promise((resolve) => s.close(resolve));
+  }
 });
 beforeEach(() => {
   script = {};
@@ -31,8 +44,18 @@ beforeEach(() => {
 const ok = (body: string) => (r: http.ServerResponse) => r.writeHead(200).end(body);
 const status = (code: number) => (r: http.ServerResponse) => r.writeHead(code).end();
 
-async function text(url: string, maxBytes = 1024, retries?: number): Promise<string> {
-  const { body } = await fetchUrl(new URL(url), { maxBytes, ...(retries !== undefined ? { retries } : {}) });
+async function text(
+  url: string,
+  maxBytes = 1024,
+  retries?: number,
+  options: Partial<FetchOptions> = {},
+): Promise<string> {
+  const { body } = await fetchUrl(new URL(url), {
+    maxBytes,
+    ca: certs.caCert,
+    ...(retries !== undefined ? { retries } : {}),
+    ...options,
+  });
   let all = '';
   for await (const chunk of body) all += chunk.toString();
   return all;
@@ -99,5 +122,75 @@ describe('fetchUrl', () => {
     await expect(text('ftp://example.com/index.yaml')).rejects.toThrow(
       'unsupported URL scheme ftp: in ftp://example.com/index.yaml (use https:, http: or file:)',
     );
+  });
+
+  it('never follows a redirect from https to plain http', async () => {
+    script['/plain'] = [ok('tampered')];
+    script['/down'] = [(r) => r.writeHead(302, { location: `${base}/plain` }).end()];
+    const error = await text(`${secureBase}/down`).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RefusedFetch);
+    expect((error as Error).message).toBe(
+      `${secureBase}/down redirects to ${base}/plain, from https to http`,
+    );
+    expect(hits['/plain']).toBeUndefined();
+    // https to https is followed.
+    script['/up'] = [(r) => r.writeHead(302, { location: `${secureBase}/there` }).end()];
+    script['/there'] = [ok('there')];
+    expect(await text(`${secureBase}/up`)).toBe('there');
+  });
+
+  it('does not read the body of a redirect: the connection closes at once', async () => {
+    let closed = false;
+    script['/endless'] = [
+      (r) => {
+        r.writeHead(302, { location: '/c' });
+        const timer = setInterval(() => r.write('x'.repeat(1024)), 5);
+        r.on('close', () => {
+          clearInterval(timer);
+          closed = true;
+        });
+      },
+    ];
+    script['/c'] = [ok('there')];
+    expect(await text(`${base}/endless`)).toBe('there');
+    for (let i = 0; i < 100 && !closed; i++) await sleep(20);
+    expect(closed).toBe(true);
+  });
+
+  it('applies the address rule to literal addresses, resolved names and redirects, before connecting', async () => {
+    const loopback = { addressRule: () => 'a loopback address, and the index is on disk' };
+    script['/c'] = [ok('there')];
+    await expect(text(`${secureBase}/c`, 1024, 0, loopback)).rejects.toThrow(
+      new RefusedFetch(`${secureBase}/c: 127.0.0.1 is a loopback address, and the index is on disk`),
+    );
+    const port = new URL(secureBase).port;
+    await expect(text(`https://localhost:${port}/c`, 1024, 0, loopback)).rejects.toThrow(
+      /^https:\/\/localhost:\d+\/c: localhost resolves to (127\.0\.0\.1|::1), a loopback address, and the index is on disk$/,
+    );
+    expect(hits['/c']).toBeUndefined();
+    const only2 = { addressRule: (ip: string) => (ip === '127.0.0.2' ? 'refused' : undefined) };
+    script['/hop'] = [(r) => r.writeHead(302, { location: `https://127.0.0.2:${port}/c` }).end()];
+    await expect(text(`${secureBase}/hop`, 1024, 0, only2)).rejects.toThrow(
+      `https://127.0.0.2:${port}/c: 127.0.0.2 is refused`,
+    );
+    expect(await text(`${secureBase}/c`, 1024, 0, only2)).toBe('there');
+  });
+
+  it('does not reuse a pooled connection that was opened without the address rule', async () => {
+    script['/c'] = [ok('there')];
+    const port = new URL(secureBase).port;
+    // Kept alive in Node's pool after this answer...
+    expect(await text(`https://localhost:${port}/c`)).toBe('there');
+    // ...but a request under a rule connects afresh, so the rule sees the address.
+    const loopback = { addressRule: () => 'a loopback address, and the index is on disk' };
+    await expect(text(`https://localhost:${port}/c`, 1024, 0, loopback)).rejects.toThrow(RefusedFetch);
+    expect(hits['/c']).toBe(1);
+  });
+
+  it('says which address the body came from', async () => {
+    script['/c'] = [ok('there')];
+    const fetched = await fetchUrl(new URL(`${secureBase}/c`), { maxBytes: 1024, ca: certs.caCert });
+    for await (const _ of fetched.body) void _;
+    expect(fetched.address).toBe('127.0.0.1');
   });
 });
