@@ -127,3 +127,28 @@ export function validatePlural(plural: string): NameProblem | undefined {
     hint: 'plurals are lower-case, e.g. --plural guestbooks',
   };
 }
+
+// eslint-disable-next-line no-control-regex -- the control characters are what it looks for
+const LINE_BREAKS_AND_CONTROLS = /[\u0000-\u001f\u007f\u0085\u2028\u2029]/;
+
+/** The longest --owner: a copyright line, not a document. */
+const MAX_OWNER_LENGTH = 200;
+
+/**
+ * The copyright holder of `init --owner`: one line of text (it goes into every file's license comment and
+ * the README), so no line breaks or other control characters.
+ */
+export function validateOwner(owner: string): NameProblem | undefined {
+  const hint = 'give the holder on one line, e.g. --owner "The Guestbook Authors"';
+  if (LINE_BREAKS_AND_CONTROLS.test(owner)) {
+    const shown = JSON.stringify(owner).replace(
+      /[\u2028\u2029]/g,
+      (c) => `\\u${c.charCodeAt(0).toString(16)}`,
+    );
+    return { message: `--owner ${shown} contains a line break or control character`, hint };
+  }
+  if (owner.length > MAX_OWNER_LENGTH) {
+    return { message: `--owner is longer than ${MAX_OWNER_LENGTH} characters`, hint };
+  }
+  return undefined;
+}
