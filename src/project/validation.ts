@@ -107,6 +107,41 @@ export function validateVersion(version: string): NameProblem | undefined {
   };
 }
 
+/**
+ * Names a kind cannot take: the generated files import these names or use these globals, so a kind of that
+ * name (its type is imported beside them, or shadows the global) makes a project that does not compile, or
+ * a trap for the code the user writes next to it. Kubernetes allows them; TypeScript does not.
+ */
+export const RESERVED_KINDS: ReadonlySet<string> = new Set([
+  // Imported or declared beside the kind's own type by the generated types, controllers, webhooks and
+  // tests (test/cli/kinds.test.ts checks the templates for more).
+  ...['Manager', 'Client', 'Reconciler', 'ReconcileContext', 'Request', 'Result', 'Reader', 'ApiError'],
+  ...['Condition', 'ObjectMeta', 'KubernetesObject', 'ResourceKind', 'GroupVersion', 'InstalledWebhooks'],
+  ...['FakeClient', 'FakeRecorder', 'DeploymentKind', 'ServiceKind', 'PodKind', 'ReplicaSetKind'],
+  ...['V1Container', 'V1Deployment', 'V1DeploymentCondition', 'V1Service', 'V1EnvVar'],
+  ...['V1ResourceRequirements', 'V1Pod', 'V1ReplicaSet'],
+  ...['AVAILABLE', 'PROGRESSING', 'DEGRADED', 'FINALIZER', 'PORT'],
+  // ECMAScript's global objects.
+  ...['Object', 'Function', 'Array', 'Number', 'Boolean', 'String', 'Symbol', 'BigInt', 'Date', 'RegExp'],
+  ...['Error', 'AggregateError', 'EvalError', 'RangeError', 'ReferenceError', 'SyntaxError', 'TypeError'],
+  ...['URIError', 'JSON', 'Math', 'Reflect', 'Proxy', 'Promise', 'Map', 'Set', 'WeakMap', 'WeakSet'],
+  ...['WeakRef', 'FinalizationRegistry', 'ArrayBuffer', 'SharedArrayBuffer', 'DataView', 'Atomics', 'Intl'],
+  ...['Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array', 'Int32Array'],
+  ...['Uint32Array', 'Float32Array', 'Float64Array', 'BigInt64Array', 'BigUint64Array', 'Infinity', 'NaN'],
+  // Node's globals that generated code uses.
+  ...['Buffer', 'URL', 'URLSearchParams', 'NodeJS', 'AbortController', 'AbortSignal'],
+  // TypeScript's global types.
+  ...['Partial', 'Required', 'Readonly', 'Record', 'Pick', 'Omit', 'Exclude', 'Extract', 'NonNullable'],
+  ...['Parameters', 'ReturnType', 'InstanceType', 'ConstructorParameters', 'Awaited', 'NoInfer'],
+  ...['ThisType', 'Uppercase', 'Lowercase', 'Capitalize', 'Uncapitalize', 'PropertyKey', 'PromiseLike'],
+  ...['ArrayLike', 'Iterable', 'Iterator', 'IterableIterator', 'AsyncIterable', 'AsyncIterator'],
+  ...['Generator', 'AsyncGenerator', 'ReadonlyArray', 'ReadonlyMap', 'ReadonlySet'],
+]);
+
+/**
+ * kubebuilder's rules (a DNS-1035 label once lower-cased, an upper-case first letter), and a TypeScript
+ * identifier: the kind names a type, a class (`<Kind>Reconciler`) and variables in the generated code.
+ */
 export function validateKind(kind: string): NameProblem | undefined {
   const hint = 'kinds are PascalCase names of letters and digits, e.g. --kind Guestbook';
   if (kind === '') return { message: 'kind cannot be empty', hint };
@@ -115,6 +150,15 @@ export function validateKind(kind: string): NameProblem | undefined {
   const first = kind.charAt(0);
   if (first === first.toLowerCase()) {
     return { message: `invalid Kind: ${kind}: must start with an uppercase character`, hint };
+  }
+  if (!/^[A-Z][A-Za-z0-9]*$/.test(kind)) {
+    return { message: `invalid Kind: ${kind}: must be PascalCase, letters and digits only`, hint };
+  }
+  if (RESERVED_KINDS.has(kind)) {
+    return {
+      message: `invalid Kind: ${kind}: the generated TypeScript already uses the name ${kind} (reserved: ${[...RESERVED_KINDS].join(', ')})`,
+      hint: `name the kind differently, e.g. --kind My${kind}`,
+    };
   }
   return undefined;
 }
