@@ -140,9 +140,10 @@ export const RESERVED_KINDS: ReadonlySet<string> = new Set([
 
 /**
  * kubebuilder's rules (a DNS-1035 label once lower-cased, an upper-case first letter), and a TypeScript
- * identifier: the kind names a type, a class (`<Kind>Reconciler`) and variables in the generated code.
+ * identifier: the kind names a type, a class (`<Kind>Reconciler`), variables and files of the generated code.
+ * A kind read from PROJECT is held to these; a new kind (validateKind) also to RESERVED_KINDS.
  */
-export function validateKind(kind: string): NameProblem | undefined {
+export function validateKindName(kind: string): NameProblem | undefined {
   const hint = 'kinds are PascalCase names of letters and digits, e.g. --kind Guestbook';
   if (kind === '') return { message: 'kind cannot be empty', hint };
   const problems = check(rules.dns1035, kind.toLowerCase());
@@ -154,6 +155,13 @@ export function validateKind(kind: string): NameProblem | undefined {
   if (!/^[A-Z][A-Za-z0-9]*$/.test(kind)) {
     return { message: `invalid Kind: ${kind}: must be PascalCase, letters and digits only`, hint };
   }
+  return undefined;
+}
+
+/** The kind of `create api` and `create webhook`: validateKindName's rules, and none of RESERVED_KINDS. */
+export function validateKind(kind: string): NameProblem | undefined {
+  const problem = validateKindName(kind);
+  if (problem) return problem;
   if (RESERVED_KINDS.has(kind)) {
     return {
       message: `invalid Kind: ${kind}: the generated TypeScript already uses the name ${kind} (reserved: ${[...RESERVED_KINDS].join(', ')})`,
@@ -195,4 +203,21 @@ export function validateOwner(owner: string): NameProblem | undefined {
     return { message: `--owner is longer than ${MAX_OWNER_LENGTH} characters`, hint };
   }
   return undefined;
+}
+
+/**
+ * The module of a resource's type as PROJECT records it: `@kubernetes/client-node`, or a file of the
+ * project given relative to its root, which no `..`, absolute path or odd character leads out of.
+ */
+export function validateResourcePath(modulePath: string): NameProblem | undefined {
+  if (modulePath === '@kubernetes/client-node') return undefined;
+  const segments = modulePath.split('/');
+  const inside =
+    /^[A-Za-z0-9._/-]{1,512}$/.test(modulePath) &&
+    segments.every((segment) => segment !== '' && segment !== '.' && segment !== '..');
+  if (inside) return undefined;
+  return {
+    message: `path ${JSON.stringify(modulePath)} is not a file of the project (a relative path without '..') nor @kubernetes/client-node`,
+    hint: 'give the types file relative to the project root, e.g. src/api/webapp/v1/guestbook.types.ts',
+  };
 }

@@ -157,6 +157,10 @@ function recordOptions(
     },
     version: context.version,
   };
-  plugins[DEPLOY_IMAGE_PLUGIN] = { resources: [...(plugin.resources ?? []).filter((r) => !same(r)), entry] };
+  // PROJECT is anyone's to edit: entries that are not a list of mappings are left out.
+  const recorded = Array.isArray(plugin.resources)
+    ? plugin.resources.filter((r) => typeof r === 'object' && r !== null)
+    : [];
+  plugins[DEPLOY_IMAGE_PLUGIN] = { resources: [...recorded.filter((r) => !same(r)), entry] };
   return { ...config.extra, plugins };
 }
