@@ -18,5 +18,12 @@ if (!existsSync(compiled)) {
   );
   process.exit(1);
 }
+// A reader that stops early (`kubesmith create api --help | head`) closes the pipe: the output nobody reads
+// any more is dropped, and the command ends with the exit code it would have had, without a stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
+}
 const { main } = await import(compiled.href);
 process.exitCode = await main(process.argv);

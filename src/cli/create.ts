@@ -1,5 +1,6 @@
 /** `kubesmith create api` and `kubesmith create webhook`. */
 import type { Command } from 'commander';
+import { UsageError } from '../errors.js';
 import type { DeployImageFlags } from '../project/deploy-image.js';
 import type { CommandContext } from './main.js';
 import { parseBoolean, planResult, printPlan, reportPlan } from './shared.js';
@@ -67,6 +68,8 @@ Examples:
     )
     .action(async (flags: CreateWebhookFlags, command: Command) => {
       const { out, cwd } = contextFor(command);
+      // Flags first: a webhook of no type is a usage error even outside a project.
+      checkWebhookFlags(flags);
       const { loadProject } = await import('../project/find.js');
       const project = await loadProject(cwd);
       const { planCreateWebhook } = await import('../scaffold/webhook.js');
@@ -170,4 +173,18 @@ Examples:
       else if (flags.resource)
         out.info('\nNext: edit the types, then run `npm run manifests` to regenerate the CRD.');
     });
+}
+
+/** The combinations of `create webhook` flags that name no webhook, refused as usage errors (exit 2). */
+function checkWebhookFlags(flags: CreateWebhookFlags): void {
+  if (!flags.defaulting && !flags.programmaticValidation && !flags.conversion)
+    throw new UsageError(
+      'kubesmith create webhook requires at least one of --defaulting, --programmatic-validation and --conversion',
+      'add --defaulting and/or --programmatic-validation, or --conversion --spoke <versions>',
+    );
+  if (flags.spoke !== undefined && !flags.conversion)
+    throw new UsageError(
+      '--spoke names the versions of a conversion webhook',
+      'add --conversion, or leave --spoke out',
+    );
 }

@@ -51,9 +51,12 @@ Examples:
     )
     .action(async (flags: InitFlags, command: Command) => {
       const { out, cwd, env } = contextFor(command);
-      const { validateDomain, validateProjectName } = await import('../project/validation.js');
+      const { validateDomain, validateOwner, validateProjectName } = await import('../project/validation.js');
       const projectName = flags.projectName ?? path.basename(path.resolve(cwd));
-      const problem = validateDomain(flags.domain) ?? validateProjectName(projectName);
+      const problem =
+        validateDomain(flags.domain) ??
+        validateProjectName(projectName) ??
+        (flags.owner !== undefined ? validateOwner(flags.owner) : undefined);
       if (problem) throw new UsageError(problem.message, problem.hint);
 
       const { resolveKubesmithPackages } = await import('../scaffold/packages.js');

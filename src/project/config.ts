@@ -5,7 +5,18 @@
  */
 import { LineCounter, parseDocument, stringify, isMap, type Node } from 'yaml';
 import { KubesmithError } from '../errors.js';
-import { validateDomain, validateProjectName } from './validation.js';
+import {
+  validateDomain,
+  validateGroup,
+  validateKindName,
+  validatePlural,
+  validateProjectName,
+  validateResourcePath,
+  validateVersion,
+  type NameProblem,
+} from './validation.js';
+
+import { checkProjectSize, MAX_ALIAS_COUNT } from './find.js';
 
 export { PROJECT_FILE } from './find.js';
 export const LAYOUT = 'typescript.kubesmith.dev/v1';
@@ -57,6 +68,7 @@ export interface ProjectConfig {
 
 /** Reads a PROJECT file's text; `file` names it in error messages. */
 export function parseProject(text: string, file: string): ProjectConfig {
+  checkProjectSize(Buffer.byteLength(text), file);
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false });
   const where = (node: unknown): string => {
@@ -80,7 +92,14 @@ export function parseProject(text: string, file: string): ProjectConfig {
       hint: 'run kubesmith init to create one',
     });
   }
-  const raw = doc.toJS() as Record<string, unknown>;
+  let raw: Record<string, unknown>;
+  try {
+    raw = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) as Record<string, unknown>;
+  } catch (error) {
+    throw new KubesmithError(`${file}: PROJECT is not valid: ${(error as Error).message}`, {
+      hint: 'write the values out instead of YAML aliases (`*name`); kubesmith writes none',
+    });
+  }
   const fail = (path: (string | number)[], message: string, hint: string): never => {
     throw new KubesmithError(`${where(doc.getIn(path, true))}: ${message}`, { hint });
   };
@@ -123,7 +142,13 @@ export function parseProject(text: string, file: string): ProjectConfig {
         fail(['resources', index], `resource ${index + 1} has no ${key}`, `add \`${key}:\` to the resource`);
       }
     }
-    return readResource(entry);
+    const resource = readResource(entry);
+    // Later commands make paths, file names and code of these fields: each meets the rules of its flag.
+    const name = `PROJECT resource ${index + 1} (${resource.group}/${resource.version} ${JSON.stringify(resource.kind)})`;
+    for (const [field, problem] of resourceProblems(resource, entry)) {
+      fail(['resources', index, ...field], `${name}: ${field.join('.')}: ${problem.message}`, problem.hint);
+    }
+    return resource;
   });
 
   const known = [
@@ -147,6 +172,45 @@ export function parseProject(text: string, file: string): ProjectConfig {
     resources,
     extra: omit(raw, known),
   };
+}
+
+/**
+ * The fields of a resource read from PROJECT that break the rules of the flags they come from (kinds are
+ * held to validateKindName: a kind PROJECT records was accepted when it was created), with their problems.
+ */
+function resourceProblems(
+  resource: ResourceConfig,
+  entry: Record<string, unknown>,
+): [(string | number)[], NameProblem][] {
+  const problems: [(string | number)[], NameProblem | undefined][] = [
+    [['version'], validateVersion(resource.version)],
+    [['kind'], validateKindName(resource.kind)],
+  ];
+  const typed = (key: string, type: string) =>
+    entry[key] !== undefined && typeof entry[key] !== type
+      ? { message: `must be a ${type}`, hint: `fix \`${key}:\` of the resource` }
+      : undefined;
+  for (const key of ['domain', 'plural', 'path']) problems.push([[key], typed(key, 'string')]);
+  problems.push([['controller'], typed('controller', 'boolean')]);
+  if (resource.domain) problems.push([['domain'], validateDomain(resource.domain)]);
+  problems.push([['group'], validateGroup(resource.group, resource.domain ?? '')]);
+  if (resource.plural !== undefined) problems.push([['plural'], validatePlural(resource.plural)]);
+  if (resource.path !== undefined) problems.push([['path'], validateResourcePath(resource.path)]);
+  for (const key of ['api', 'webhooks']) {
+    const value = entry[key];
+    if (value !== undefined && !isRecord(value))
+      problems.push([[key], { message: 'must be a mapping', hint: `fix \`${key}:\` of the resource` }]);
+  }
+  const spoke = isRecord(entry['webhooks']) ? entry['webhooks']['spoke'] : undefined;
+  if (spoke !== undefined && !Array.isArray(spoke))
+    problems.push([
+      ['webhooks', 'spoke'],
+      { message: 'must be a list of versions', hint: 'e.g. spoke: [v2]' },
+    ]);
+  (resource.webhooks?.spoke ?? []).forEach((version, index) =>
+    problems.push([['webhooks', 'spoke', index], validateVersion(version)]),
+  );
+  return problems.filter((item): item is [(string | number)[], NameProblem] => item[1] !== undefined);
 }
 
 /** Writes a PROJECT file's text: keys sorted (as kubebuilder's), unknown keys included. */

@@ -3,6 +3,7 @@ import {
   validateDomain,
   validateGroup,
   validateKind,
+  validateOwner,
   validatePlural,
   validateProjectName,
   validateVersion,
@@ -25,8 +26,32 @@ describe('kind', () => {
   ])('rejects %j', (kind, message) => {
     expect(validateKind(kind)?.message).toBe(message);
   });
+  it.each(['My-Kind', 'Guest-Book'])('rejects %s: not a TypeScript identifier', (kind) => {
+    expect(validateKind(kind)?.message).toBe(
+      `invalid Kind: ${kind}: must be PascalCase, letters and digits only`,
+    );
+  });
+  it.each(['Manager', 'Client', 'Promise', 'Object', 'Record'])(
+    'rejects %s: the generated code uses it',
+    (kind) => {
+      expect(validateKind(kind)?.message).toMatch(
+        new RegExp(
+          `^invalid Kind: ${kind}: the generated TypeScript already uses the name ${kind} \\(reserved: `,
+        ),
+      );
+    },
+  );
   it('rejects a kind longer than 63 characters', () => {
     expect(validateKind(`A${'b'.repeat(63)}`)?.message).toMatch(/must be no more than 63 characters/);
+  });
+});
+
+describe('owner', () => {
+  it('accepts one line of text, quotes and comment closers included', () => {
+    expect(validateOwner('The "Guestbook" */ Authors')).toBeUndefined();
+  });
+  it.each(['a\nb', 'a\rb', 'a\tb', 'a\u2028b'])('rejects %j', (owner) => {
+    expect(validateOwner(owner)?.message).toMatch(/contains a line break or control character$/);
   });
 });
 

@@ -107,7 +107,43 @@ export function validateVersion(version: string): NameProblem | undefined {
   };
 }
 
-export function validateKind(kind: string): NameProblem | undefined {
+/**
+ * Names a kind cannot take: the generated files import these names or use these globals, so a kind of that
+ * name (its type is imported beside them, or shadows the global) makes a project that does not compile, or
+ * a trap for the code the user writes next to it. Kubernetes allows them; TypeScript does not.
+ */
+export const RESERVED_KINDS: ReadonlySet<string> = new Set([
+  // Imported or declared beside the kind's own type by the generated types, controllers, webhooks and
+  // tests (test/cli/kinds.test.ts checks the templates for more).
+  ...['Manager', 'Client', 'Reconciler', 'ReconcileContext', 'Request', 'Result', 'Reader', 'ApiError'],
+  ...['Condition', 'ObjectMeta', 'KubernetesObject', 'ResourceKind', 'GroupVersion', 'InstalledWebhooks'],
+  ...['FakeClient', 'FakeRecorder', 'DeploymentKind', 'ServiceKind', 'PodKind', 'ReplicaSetKind'],
+  ...['V1Container', 'V1Deployment', 'V1DeploymentCondition', 'V1Service', 'V1EnvVar'],
+  ...['V1ResourceRequirements', 'V1Pod', 'V1ReplicaSet'],
+  ...['AVAILABLE', 'PROGRESSING', 'DEGRADED', 'FINALIZER', 'PORT'],
+  // ECMAScript's global objects.
+  ...['Object', 'Function', 'Array', 'Number', 'Boolean', 'String', 'Symbol', 'BigInt', 'Date', 'RegExp'],
+  ...['Error', 'AggregateError', 'EvalError', 'RangeError', 'ReferenceError', 'SyntaxError', 'TypeError'],
+  ...['URIError', 'JSON', 'Math', 'Reflect', 'Proxy', 'Promise', 'Map', 'Set', 'WeakMap', 'WeakSet'],
+  ...['WeakRef', 'FinalizationRegistry', 'ArrayBuffer', 'SharedArrayBuffer', 'DataView', 'Atomics', 'Intl'],
+  ...['Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array', 'Int32Array'],
+  ...['Uint32Array', 'Float32Array', 'Float64Array', 'BigInt64Array', 'BigUint64Array', 'Infinity', 'NaN'],
+  // Node's globals that generated code uses.
+  ...['Buffer', 'URL', 'URLSearchParams', 'NodeJS', 'AbortController', 'AbortSignal'],
+  // TypeScript's global types.
+  ...['Partial', 'Required', 'Readonly', 'Record', 'Pick', 'Omit', 'Exclude', 'Extract', 'NonNullable'],
+  ...['Parameters', 'ReturnType', 'InstanceType', 'ConstructorParameters', 'Awaited', 'NoInfer'],
+  ...['ThisType', 'Uppercase', 'Lowercase', 'Capitalize', 'Uncapitalize', 'PropertyKey', 'PromiseLike'],
+  ...['ArrayLike', 'Iterable', 'Iterator', 'IterableIterator', 'AsyncIterable', 'AsyncIterator'],
+  ...['Generator', 'AsyncGenerator', 'ReadonlyArray', 'ReadonlyMap', 'ReadonlySet'],
+]);
+
+/**
+ * kubebuilder's rules (a DNS-1035 label once lower-cased, an upper-case first letter), and a TypeScript
+ * identifier: the kind names a type, a class (`<Kind>Reconciler`), variables and files of the generated code.
+ * A kind read from PROJECT is held to these; a new kind (validateKind) also to RESERVED_KINDS.
+ */
+export function validateKindName(kind: string): NameProblem | undefined {
   const hint = 'kinds are PascalCase names of letters and digits, e.g. --kind Guestbook';
   if (kind === '') return { message: 'kind cannot be empty', hint };
   const problems = check(rules.dns1035, kind.toLowerCase());
@@ -115,6 +151,22 @@ export function validateKind(kind: string): NameProblem | undefined {
   const first = kind.charAt(0);
   if (first === first.toLowerCase()) {
     return { message: `invalid Kind: ${kind}: must start with an uppercase character`, hint };
+  }
+  if (!/^[A-Z][A-Za-z0-9]*$/.test(kind)) {
+    return { message: `invalid Kind: ${kind}: must be PascalCase, letters and digits only`, hint };
+  }
+  return undefined;
+}
+
+/** The kind of `create api` and `create webhook`: validateKindName's rules, and none of RESERVED_KINDS. */
+export function validateKind(kind: string): NameProblem | undefined {
+  const problem = validateKindName(kind);
+  if (problem) return problem;
+  if (RESERVED_KINDS.has(kind)) {
+    return {
+      message: `invalid Kind: ${kind}: the generated TypeScript already uses the name ${kind} (reserved: ${[...RESERVED_KINDS].join(', ')})`,
+      hint: `name the kind differently, e.g. --kind My${kind}`,
+    };
   }
   return undefined;
 }
@@ -125,5 +177,47 @@ export function validatePlural(plural: string): NameProblem | undefined {
   return {
     message: `invalid plural: ${plural}: ${problems.join('; ')}`,
     hint: 'plurals are lower-case, e.g. --plural guestbooks',
+  };
+}
+
+// eslint-disable-next-line no-control-regex -- the control characters are what it looks for
+const LINE_BREAKS_AND_CONTROLS = /[\u0000-\u001f\u007f\u0085\u2028\u2029]/;
+
+/** The longest --owner: a copyright line, not a document. */
+const MAX_OWNER_LENGTH = 200;
+
+/**
+ * The copyright holder of `init --owner`: one line of text (it goes into every file's license comment and
+ * the README), so no line breaks or other control characters.
+ */
+export function validateOwner(owner: string): NameProblem | undefined {
+  const hint = 'give the holder on one line, e.g. --owner "The Guestbook Authors"';
+  if (LINE_BREAKS_AND_CONTROLS.test(owner)) {
+    const shown = JSON.stringify(owner).replace(
+      /[\u2028\u2029]/g,
+      (c) => `\\u${c.charCodeAt(0).toString(16)}`,
+    );
+    return { message: `--owner ${shown} contains a line break or control character`, hint };
+  }
+  if (owner.length > MAX_OWNER_LENGTH) {
+    return { message: `--owner is longer than ${MAX_OWNER_LENGTH} characters`, hint };
+  }
+  return undefined;
+}
+
+/**
+ * The module of a resource's type as PROJECT records it: `@kubernetes/client-node`, or a file of the
+ * project given relative to its root, which no `..`, absolute path or odd character leads out of.
+ */
+export function validateResourcePath(modulePath: string): NameProblem | undefined {
+  if (modulePath === '@kubernetes/client-node') return undefined;
+  const segments = modulePath.split('/');
+  const inside =
+    /^[A-Za-z0-9._/-]{1,512}$/.test(modulePath) &&
+    segments.every((segment) => segment !== '' && segment !== '.' && segment !== '..');
+  if (inside) return undefined;
+  return {
+    message: `path ${JSON.stringify(modulePath)} is not a file of the project (a relative path without '..') nor @kubernetes/client-node`,
+    hint: 'give the types file relative to the project root, e.g. src/api/webapp/v1/guestbook.types.ts',
   };
 }

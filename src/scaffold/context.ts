@@ -9,6 +9,7 @@ import { crdDefaultPlural } from '../project/plural.js';
 import { clientNodeTypeName, type Resource } from '../project/resource.js';
 import { kubesmithVersion } from '../version.js';
 import { importPath, kindLayout, MAIN_FILE, rootFrom } from '../project/layout.js';
+import { blockComment, tsStringArray } from './escape.js';
 import { LOCAL_PACKAGES_DIR } from './packages.js';
 
 export type License = 'apache2' | 'none';
@@ -76,7 +77,7 @@ export interface DeployImageContext {
   /** 0 when not given. */
   containerPort: number;
   hasCommand: boolean;
-  /** The command as words for a comment: `memcached -m=64`. */
+  /** The command as words, for a comment (through `{{blockComment}}`): `memcached -m=64`. */
   commandText: string;
   /** The command as a TypeScript array literal: `['memcached', '-m=64']`, `[]` when not given. */
   commandLiteral: string;
@@ -104,7 +105,7 @@ export function deployImageContext(context: ApiContext, options: DeployImageOpti
     containerPort: options.containerPort ?? 0,
     hasCommand: command.length > 0,
     commandText: command.join(' '),
-    commandLiteral: `[${command.map((word) => `'${word.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`).join(', ')}]`,
+    commandLiteral: tsStringArray(command),
     hasRunAsUser: options.runAsUser !== undefined,
     runAsUser: options.runAsUser ?? 0,
     serviceType: options.serviceType,
@@ -148,7 +149,7 @@ const NODE_MAJOR = 22;
 /** The comment every generated source file starts with, as kubebuilder's hack/boilerplate.go.txt. */
 export function boilerplateFor(license: License, owner: string, year: number): string {
   if (license === 'none') return '';
-  const holder = owner ? `${year} ${owner}` : `${year}`;
+  const holder = owner ? `${year} ${blockComment(owner)}` : `${year}`;
   return [
     '/*',
     `Copyright ${holder}.`,

@@ -25,6 +25,18 @@ const ENVTEST_SCRIPTS = ['test', 'setup-envtest'];
 const PLAIN_ENVTEST = /kubesmith envtest(?! --with-controllers)/;
 const WITH_CONTROLLERS = 'kubesmith envtest --with-controllers';
 
+/**
+ * Kinds whose `<Kind>Kind` the deploy-image controller and its tests already declare or import for the
+ * objects they own (DeploymentKind, ServiceKind, PodKind, ReplicaSetKind, runtime's ResourceKind).
+ */
+export const DEPLOY_IMAGE_RESERVED_KINDS: readonly string[] = [
+  'Deployment',
+  'Service',
+  'Pod',
+  'ReplicaSet',
+  'Resource',
+];
+
 export function checkDeployImage(
   options: { controller: boolean; resource: boolean },
   resource: Resource,
@@ -38,6 +50,11 @@ export function checkDeployImage(
     throw new UsageError(
       '--image scaffolds a controller; it cannot be used with --controller=false',
       'drop --controller=false',
+    );
+  if (DEPLOY_IMAGE_RESERVED_KINDS.includes(resource.kind))
+    throw new UsageError(
+      `--image cannot scaffold a kind named ${resource.kind}: its controller already names ${resource.kind}Kind (reserved with --image: ${DEPLOY_IMAGE_RESERVED_KINDS.join(', ')})`,
+      `name the kind differently, e.g. --kind My${resource.kind}`,
     );
   if (!resource.namespaced)
     throw new UsageError(
@@ -140,6 +157,10 @@ function recordOptions(
     },
     version: context.version,
   };
-  plugins[DEPLOY_IMAGE_PLUGIN] = { resources: [...(plugin.resources ?? []).filter((r) => !same(r)), entry] };
+  // PROJECT is anyone's to edit: entries that are not a list of mappings are left out.
+  const recorded = Array.isArray(plugin.resources)
+    ? plugin.resources.filter((r) => typeof r === 'object' && r !== null)
+    : [];
+  plugins[DEPLOY_IMAGE_PLUGIN] = { resources: [...recorded.filter((r) => !same(r)), entry] };
   return { ...config.extra, plugins };
 }

@@ -2,11 +2,13 @@
  * Rendering a folder of templates/ into a tree. File names and contents are handlebars templates; the
  * `.hbs` suffix is dropped and a `dot-` prefix becomes `.` (npm leaves dot files out of packages).
  * Templates compile in strict mode, so a variable missing from the context is an error, not a blank.
+ * Text from the command line goes through the helper named for its sink (escape.ts): `{{tsString image}}`.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Handlebars from 'handlebars';
+import { escapeHelpers } from './escape.js';
 import type { IfExists, Tree } from './tree.js';
 
 /** templates/ of this package: beside dist/ once built, beside src/ in a checkout. */
@@ -17,10 +19,22 @@ export interface RenderedFile {
   content: string;
 }
 
+/** A handlebars environment with the escaping helpers. */
+export function templateEngine(): typeof Handlebars {
+  const handlebars = Handlebars.create();
+  for (const [name, helper] of Object.entries(escapeHelpers)) {
+    handlebars.registerHelper(name, (value: unknown) => {
+      if (typeof value !== 'string') throw new Error(`{{${name}}} needs a string, not ${typeof value}`);
+      return helper(value);
+    });
+  }
+  return handlebars;
+}
+
 export async function renderFolder(folder: string, context: object): Promise<RenderedFile[]> {
   const base = path.join(templatesDir, folder);
   const files = await listFiles(base);
-  const handlebars = Handlebars.create();
+  const handlebars = templateEngine();
   return Promise.all(
     files.map(async (relative) => {
       const source = await readFile(path.join(base, relative), 'utf8');

@@ -6,7 +6,6 @@
  * written once per project, the CRD's conversion patch once per kind.
  */
 import path from 'node:path';
-import Handlebars from 'handlebars';
 import { readFile } from 'node:fs/promises';
 import { KubesmithError } from '../errors.js';
 import {
@@ -20,7 +19,7 @@ import { BUILTIN_GROUPS, findResource, resolveResource, type ResourceFlags } fro
 import { apiContext, type ApiContext } from './context.js';
 import { addAtMarker } from './add-at-marker.js';
 import type { Plan } from './plan.js';
-import { addFolder, templatesDir } from './render.js';
+import { addFolder, templateEngine, templatesDir } from './render.js';
 import { formatTypeScript } from './format.js';
 import { addManifests } from './manifests.js';
 import {
@@ -163,7 +162,7 @@ export function markStorageVersion(content: string, kind: string): string | unde
 
 async function renderFragment(name: string, context: object): Promise<string> {
   const source = await readFile(path.join(templatesDir, 'webhook', 'fragments', name), 'utf8');
-  return Handlebars.create().compile(source, { noEscape: true, strict: true })(context).replace(/\n$/, '');
+  return templateEngine().compile(source, { noEscape: true, strict: true })(context).replace(/\n$/, '');
 }
 
 export async function planCreateWebhook(

@@ -114,18 +114,32 @@ describe('kubesmith create webhook', () => {
     });
   });
 
+  // A webhook of no type, or spokes without a conversion, is a usage error (exit 2), as the README says.
   it.each([
     [
       [],
-      /^error: kubesmith create webhook requires at least one of --defaulting, --programmatic-validation and --conversion$/m,
+      /^error: kubesmith create webhook requires at least one of --defaulting, --programmatic-validation and --conversion\nhint: add --defaulting/m,
     ],
+    [
+      ['--defaulting', '--spoke', 'v2'],
+      /^error: --spoke names the versions of a conversion webhook\nhint: /m,
+    ],
+  ])('refuses %j as a usage error (exit 2) and writes nothing', async (flags, message) => {
+    const before = await snapshot(dir);
+    const result = await run(dir, ...guestbook, ...flags);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr.trim().split('\n')).toHaveLength(2);
+    expect(await snapshot(dir)).toEqual(before);
+  });
+
+  it.each([
     [['--conversion'], /^error: --conversion needs --spoke: the versions that convert to and from v1$/m],
     [
       ['--conversion', '--spoke', 'v2'],
       /^error: invalid spoke version "v2": Guestbook has no version v2 in PROJECT\nhint: create it first: kubesmith create api --group webapp --version v2 --kind Guestbook --controller=false$/m,
     ],
     [['--conversion', '--spoke', 'v1'], /^error: invalid spoke version "v1": v1 is the hub$/m],
-    [['--defaulting', '--spoke', 'v2'], /^error: --spoke names the versions of a conversion webhook$/m],
   ])('refuses %j and writes nothing', async (flags, message) => {
     const before = await snapshot(dir);
     const result = await run(dir, ...guestbook, ...flags);
