@@ -11,6 +11,7 @@ import { existsSync, readdirSync, readFileSync, statSync, type Dirent } from 'no
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { containedPaths } from '../project/contained.js';
 import { kubesmithVersion } from '../version.js';
 
 interface Stamp {
@@ -109,8 +110,15 @@ export async function upToDateOutputs(root: string, current: string): Promise<st
     return undefined;
   }
   if (stamp.fingerprint !== current) return undefined;
+  const inside = containedPaths(root);
   for (const [output, hash] of Object.entries(stamp.outputs)) {
-    const content = readOrNothing(path.join(root, output));
+    let file: string;
+    try {
+      file = inside(output); // the stamp is a file in the project too: an output outside it is no shortcut
+    } catch {
+      return undefined;
+    }
+    const content = readOrNothing(file);
     if (content === undefined || sha256(content) !== hash) return undefined;
   }
   return Object.keys(stamp.outputs);
