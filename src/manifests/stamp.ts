@@ -11,7 +11,7 @@ import { existsSync, readdirSync, readFileSync, statSync, type Dirent } from 'no
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { containedPaths } from '../project/contained.js';
+import { containedPath, containedPaths } from '../project/contained.js';
 import { kubesmithVersion } from '../version.js';
 
 interface Stamp {
@@ -46,10 +46,17 @@ const statOrNothing = (file: string) => {
   }
 };
 
-/** Where the stamp lives, or undefined when the project has no node_modules (nothing is cached then). */
+/**
+ * Where the stamp lives, or undefined when the project has no node_modules (nothing is cached then), or
+ * when a link in the way leads out of the project: the cache is read and written only inside it.
+ */
 export function stampPath(root: string): string | undefined {
-  const modules = path.join(root, 'node_modules');
-  return existsSync(modules) ? path.join(modules, '.cache', 'kubesmith', 'manifests.json') : undefined;
+  if (!existsSync(path.join(root, 'node_modules'))) return undefined;
+  try {
+    return containedPath(root, 'node_modules/.cache/kubesmith/manifests.json');
+  } catch {
+    return undefined;
+  }
 }
 
 function sourceFiles(dir: string, prefix = ''): string[] {
