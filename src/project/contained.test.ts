@@ -71,6 +71,18 @@ describe('containedPath', () => {
     expect(refusal('dangling.yaml')).toContain('a symbolic link on the way leads to');
   });
 
+  it('follows .. after a link from where the link leads, as the kernel does', async () => {
+    await mkdir(path.join(outside, 'a/b'), { recursive: true });
+    await symlink(path.join(outside, 'a/b'), path.join(root, 'sub'));
+    // As a string, sub/../file is project/file; on disk it is outside/a/file.
+    await symlink('sub/../file', path.join(root, 'evil.yaml'));
+    await symlink('sub/../b', path.join(root, 'evil-dir'));
+    expect(refusal('evil.yaml')).toBe(
+      `refusing "evil.yaml": not a file inside the project (a symbolic link on the way leads to ${path.join(outside, 'a/file')})`,
+    );
+    expect(refusal('evil-dir/x.yaml')).toContain(path.join(outside, 'a/b/x.yaml'));
+  });
+
   it('refuses a loop of links', async () => {
     await symlink(path.join(root, 'b'), path.join(root, 'a'));
     await symlink(path.join(root, 'a'), path.join(root, 'b'));

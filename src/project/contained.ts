@@ -22,16 +22,17 @@ export function containedPath(root: string, relative: string): string {
 }
 
 /**
- * containedPath for many files of one root: the root's real path is looked up once.
+ * containedPath for many files of one root: what it learns of the directories on the way (their real
+ * paths) is kept, so that each further file below them costs one lstat.
  */
 export function containedPaths(root: string): (relative: string) => string {
-  let realRoot: string | undefined;
+  const known = new Map<string, string | undefined>();
   return (relative) => {
     const spelling = spellingProblem(relative);
     if (spelling) throw outside(relative, spelling);
     const target = path.join(root, relative);
-    realRoot ??= realLocation(root) ?? root;
-    const real = realLocation(target);
+    const realRoot = realLocation(path.resolve(root), known) ?? root;
+    const real = realLocation(path.resolve(target), known);
     if (real === undefined) throw outside(relative, 'symbolic links on the way loop');
     const from = path.relative(realRoot, real);
     if (from === '') throw outside(relative, 'the project directory itself');
@@ -53,40 +54,52 @@ function spellingProblem(relative: string): string | undefined {
 }
 
 /**
- * Where `target` really is: the real path of its nearest existing ancestor (the file itself when it
- * exists) joined with the rest. A link that points nowhere (a file it would create through the link) is
- * followed by hand. Undefined for a loop of links.
+ * Where the absolute path `file` really is, existing or not: each symbolic link on the way is followed,
+ * also one that points nowhere (a file would be created through it). `known` keeps each path's answer.
+ * Undefined for a loop of links.
  */
-function realLocation(target: string): string | undefined {
-  let existing = target;
-  let rest: string[] = [];
-  for (let links = 0; links <= MAX_LINKS;) {
-    try {
-      return path.join(fs.realpathSync.native(existing), ...rest);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ELOOP') return undefined;
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
-    }
-    const link = readLink(existing);
-    if (link !== undefined) {
-      links++;
-      existing = path.resolve(path.dirname(existing), link);
-      continue;
-    }
-    const parent = path.dirname(existing);
-    if (parent === existing) return path.join(existing, ...rest);
-    rest = [path.basename(existing), ...rest];
-    existing = parent;
+function realLocation(file: string, known: Map<string, string | undefined>, links = 0): string | undefined {
+  if (known.has(file)) return known.get(file);
+  const parent = path.dirname(file);
+  let real: string | undefined;
+  if (parent === file) real = file;
+  else {
+    const realParent = realLocation(parent, known, links);
+    if (realParent === undefined) real = undefined;
+    else if (!isLink(file)) real = path.join(realParent, path.basename(file));
+    else if (links >= MAX_LINKS) real = undefined;
+    else real = followLink(realParent, fs.readlinkSync(file), known, links + 1);
   }
-  return undefined;
+  known.set(file, real);
+  return real;
 }
 
-function readLink(file: string): string | undefined {
+/**
+ * Where a link's text leads from the real directory the link stands in. Name by name, as the kernel does:
+ * a `..` after a link goes up from where that link leads, not back to where the link stands, so the text
+ * is never normalized as a string.
+ */
+function followLink(
+  realDir: string,
+  text: string,
+  known: Map<string, string | undefined>,
+  links: number,
+): string | undefined {
+  let current: string | undefined = path.isAbsolute(text) ? path.parse(realDir).root : realDir;
+  for (const name of text.split('/')) {
+    if (name === '' || name === '.') continue;
+    current = name === '..' ? path.dirname(current) : realLocation(path.join(current, name), known, links);
+    if (current === undefined) return undefined;
+  }
+  return current;
+}
+
+/** Whether `file` is a symbolic link; false when it is not there (or a file stands where a directory would). */
+function isLink(file: string): boolean {
   try {
-    return fs.readlinkSync(file);
+    return fs.lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink() ?? false;
   } catch {
-    return undefined; // not a link, or not there
+    return false; // ENOTDIR: a file on the way, which the write itself reports
   }
 }
 
