@@ -5,7 +5,17 @@
  * rendering of config/default, so the test needs no kustomize.
  */
 import { existsSync } from 'node:fs';
-import { appendFile, chmod, cp, mkdir, readFile, writeFile } from 'node:fs/promises';
+import {
+  appendFile,
+  chmod,
+  cp,
+  mkdir,
+  readdir,
+  readFile,
+  rename,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { removeTemp, runWithEnv, snapshot, tempDir } from '../helpers/run.js';
@@ -88,5 +98,26 @@ describe('kubesmith helm-chart and a tampered .kubesmith-files', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/^remove {5}dist\/chart\/templates\/old\.yaml \(no longer generated\)$/m);
     expect(existsSync(path.join(dir, 'dist/chart/templates/old.yaml'))).toBe(false);
+  });
+
+  it('dist/ linked to a directory outside the project: one error, nothing written or removed there', async () => {
+    const { dir, run } = await projectWithChart();
+    const outside = path.join(path.dirname(dir), 'outside');
+    await rename(path.join(dir, 'dist'), outside);
+    await symlink(outside, path.join(dir, 'dist'));
+    const before = await snapshot(outside);
+    await appendFile(path.join(outside, 'chart/.kubesmith-files'), '-  templates/gone.yaml\n');
+    await writeFile(path.join(outside, 'chart/templates/gone.yaml'), 'kind: ConfigMap\n');
+
+    const result = await run('helm-chart');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /^error: refusing "dist\/chart": not a file inside the project \(a symbolic link on the way leads to .*\)\nhint: .*nothing was written\n$/,
+    );
+    expect(await readFile(path.join(outside, 'chart/templates/gone.yaml'), 'utf8')).toBe('kind: ConfigMap\n');
+    expect(Object.keys(await snapshot(outside)).sort()).toEqual(
+      [...Object.keys(before), 'chart/templates/gone.yaml'].sort(),
+    );
+    expect(await readdir(path.dirname(dir))).toEqual(['bin', 'outside', 'project']);
   });
 });
