@@ -2,12 +2,24 @@
  * The markers of kinds and of API version directories, with what each does to a CRD, to a version of it,
  * or to the directory's group and version (DESIGN §3). crd.ts runs their effects; it knows none by name.
  */
+import type { Fail } from '../markers/effects.js';
 import { T } from '../markers/grammar.js';
 import { defineMarker, optional, required, type MarkerDefinition, type Target } from '../markers/registry.js';
+import { GROUP_RULE, isGroup, isLabel, LABEL_RULE } from './crd-names.js';
 
 const TYPE: readonly Target[] = ['type'];
 const PACKAGE: readonly Target[] = ['package'];
 const V = 'kubebuilder:validation:';
+
+/**
+ * Whether `value`, the `what` of a marker, is a DNS-1035 label as the API server asks; if not, says so
+ * with `example` as the fix. An invalid name is never used (a default stands in): it may name a file.
+ */
+function label(fail: Fail, what: string, value: string, example: string, where = ''): boolean {
+  if (isLabel(value)) return true;
+  fail(`invalid ${what} ${JSON.stringify(value)}${where}: it must be ${LABEL_RULE}`, `write e.g. ${example}`);
+  return false;
+}
 
 /** A type is a kind by its shape (apiVersion, kind, metadata) or by this marker (crd.ts). */
 export const OBJECT_ROOT = defineMarker({
@@ -24,8 +36,16 @@ export const CRD_MARKERS: readonly MarkerDefinition[] = [
     targets: PACKAGE,
     value: optional(T.string),
     help: 'the API group of the version directory',
-    directory(dir, group) {
-      if (!('group' in dir)) dir.group = group; // the first one counts
+    directory(dir, group, fail) {
+      if ('group' in dir) return; // the first one counts
+      dir.group = group;
+      if (group === undefined || isGroup(group)) return;
+      fail(
+        `invalid +groupName ${JSON.stringify(group)}: a CRD's group must be ${GROUP_RULE}`,
+        "write the group qualified with the project's domain, e.g. +groupName=webapp.example.com",
+      );
+      dir.group = undefined;
+      dir.invalidGroup = true;
     },
   }),
   defineMarker({
@@ -33,7 +53,10 @@ export const CRD_MARKERS: readonly MarkerDefinition[] = [
     targets: PACKAGE,
     value: required(T.string),
     help: 'overrides the version name taken from the directory',
-    directory: (dir, version) => void (dir.version ??= version),
+    directory(dir, version, fail) {
+      if (dir.version === undefined && label(fail, '+versionName', version, '+versionName=v1beta1'))
+        dir.version = version;
+    },
   }),
   // Read where fields are mapped (ManifestContext's optionalByDefault): they change every field's default.
   defineMarker({
@@ -108,10 +131,15 @@ export const CRD_MARKERS: readonly MarkerDefinition[] = [
     },
     help: 'resource names and scope',
     crd(crd, r, fail) {
-      if (r.path) crd.names.plural = r.path;
-      if (r.singular) crd.names['singular'] = r.singular;
-      if (r.shortName) crd.names['shortNames'] = r.shortName;
-      if (r.categories) crd.names['categories'] = r.categories;
+      const names = (arg: string, values: string[], example: string) =>
+        values.map((value) => label(fail, arg, value, example, ' in +kubebuilder:resource')).every(Boolean);
+      if (r.path && names('path (the plural)', [r.path], 'path=guestbooks')) crd.names.plural = r.path;
+      if (r.singular && names('singular', [r.singular], 'singular=guestbook'))
+        crd.names['singular'] = r.singular;
+      if (r.shortName && names('shortName', r.shortName, 'shortName=gb;gbook'))
+        crd.names['shortNames'] = r.shortName;
+      if (r.categories && names('categories', r.categories, 'categories=all'))
+        crd.names['categories'] = r.categories;
       crd.scope = r.scope || 'Namespaced';
       if (crd.scope !== 'Namespaced' && crd.scope !== 'Cluster')
         fail(

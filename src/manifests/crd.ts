@@ -11,6 +11,7 @@ import type { Marker } from '../markers/registry.js';
 import { crdDefaultPlural } from '../project/plural.js';
 import { crdSchemaProblems } from '../schema/structural.js';
 import { OBJECT_ROOT } from './crd-markers.js';
+import { isKindName, isLabel, KIND_RULE, LABEL_RULE, MAX_CRD_NAME } from './crd-names.js';
 import type { JSONSchemaProps } from '../schema/types.js';
 import { crdFile } from '../project/layout.js';
 import type { ManifestContext } from './context.js';
@@ -74,7 +75,8 @@ function findKinds(ctx: ManifestContext): { kinds: KindVersion[]; kindDecls: Set
   for (const { dir, files } of versionDirs(ctx)) {
     const apiDir: ApiDirectory = {};
     for (const sf of files)
-      for (const m of ctx.builder.fileMarkers(sf).package) m.definition.directory?.(apiDir, m.value);
+      for (const m of ctx.builder.fileMarkers(sf).package)
+        m.definition.directory?.(apiDir, m.value, failAt(ctx, m));
     if (apiDir.skip) continue;
     const candidates: { decl: KindVersion['decl']; markers: Marker[] }[] = [];
     for (const sf of files) {
@@ -93,8 +95,9 @@ function findKinds(ctx: ManifestContext): { kinds: KindVersion[]; kindDecls: Set
     if (candidates.length === 0) continue;
     for (const { decl } of candidates) kindDecls.add(decl);
     const group = apiDir.group;
+    if (apiDir.invalidGroup) continue;
+    const gv = files.find((sf) => path.basename(sf.fileName) === 'group-version.ts') ?? files[0]!;
     if (group === undefined) {
-      const gv = files.find((sf) => path.basename(sf.fileName) === 'group-version.ts') ?? files[0]!;
       ctx.diagnostics.push({
         file: ctx.displayPath(gv),
         line: 1,
@@ -106,8 +109,30 @@ function findKinds(ctx: ManifestContext): { kinds: KindVersion[]; kindDecls: Set
       continue;
     }
     const version = apiDir.version ?? dir.split('/')[3] ?? '';
+    if (apiDir.version === undefined && !isLabel(version)) {
+      ctx.diagnostics.push({
+        file: ctx.displayPath(gv),
+        line: 1,
+        col: 1,
+        code: 'invalid-version',
+        message: `the version directory name ${JSON.stringify(version)} of ${dir} is not a version the API server takes: it must be ${LABEL_RULE}`,
+        hint: 'rename the directory (e.g. v1, v1beta1), or name the version with a comment line "// +versionName=v1" in group-version.ts',
+      });
+      continue;
+    }
     for (const { decl, markers } of candidates) {
-      kinds.push({ group, version, kind: decl.name!.text, decl, markers });
+      const kind = decl.name!.text;
+      if (!isKindName(kind)) {
+        report(
+          ctx,
+          decl.name!,
+          'invalid-kind',
+          `invalid kind ${kind}: the API server takes ${KIND_RULE}`,
+          'rename the type, e.g. Guestbook',
+        );
+        continue;
+      }
+      kinds.push({ group, version, kind, decl, markers });
     }
   }
   return { kinds, kindDecls };
@@ -284,6 +309,16 @@ export function* generateCrds(
     }
     const { names, scope, annotations, labels } = crd;
     const plural = names.plural;
+    if (plural.length + 1 + first.group.length > MAX_CRD_NAME) {
+      report(
+        ctx,
+        first.decl.name!,
+        'invalid-crd-name',
+        `the CRD's name ${plural}.${first.group} is longer than ${MAX_CRD_NAME} characters, the API server's limit`,
+        'shorten the group (+groupName) or the plural (+kubebuilder:resource:path)',
+      );
+      continue;
+    }
     const object = {
       apiVersion: 'apiextensions.k8s.io/v1',
       kind: 'CustomResourceDefinition',

@@ -11,6 +11,7 @@ import { existsSync, readdirSync, readFileSync, statSync, type Dirent } from 'no
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { containedPath, containedPaths } from '../project/contained.js';
 import { kubesmithVersion } from '../version.js';
 
 interface Stamp {
@@ -45,10 +46,17 @@ const statOrNothing = (file: string) => {
   }
 };
 
-/** Where the stamp lives, or undefined when the project has no node_modules (nothing is cached then). */
+/**
+ * Where the stamp lives, or undefined when the project has no node_modules (nothing is cached then), or
+ * when a link in the way leads out of the project: the cache is read and written only inside it.
+ */
 export function stampPath(root: string): string | undefined {
-  const modules = path.join(root, 'node_modules');
-  return existsSync(modules) ? path.join(modules, '.cache', 'kubesmith', 'manifests.json') : undefined;
+  if (!existsSync(path.join(root, 'node_modules'))) return undefined;
+  try {
+    return containedPath(root, 'node_modules/.cache/kubesmith/manifests.json');
+  } catch {
+    return undefined;
+  }
 }
 
 function sourceFiles(dir: string, prefix = ''): string[] {
@@ -109,8 +117,15 @@ export async function upToDateOutputs(root: string, current: string): Promise<st
     return undefined;
   }
   if (stamp.fingerprint !== current) return undefined;
+  const inside = containedPaths(root);
   for (const [output, hash] of Object.entries(stamp.outputs)) {
-    const content = readOrNothing(path.join(root, output));
+    let file: string;
+    try {
+      file = inside(output); // the stamp is a file in the project too: an output outside it is no shortcut
+    } catch {
+      return undefined;
+    }
+    const content = readOrNothing(file);
     if (content === undefined || sha256(content) !== hash) return undefined;
   }
   return Object.keys(stamp.outputs);

@@ -1,10 +1,11 @@
 /**
  * Writing generated files and checking them for drift. The writing is the project's one atomic writer
- * (src/project/write.ts): an error leaves every previous file as it was.
+ * (src/project/write.ts): an error leaves every previous file as it was. What is on disk is read through
+ * the same check as the writes (contained.ts): a diff never shows a file from outside the project.
  */
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import type * as Diff from 'diff';
+import { containedPaths } from '../project/contained.js';
 import { StagedWrite } from '../project/write.js';
 
 export interface OutputFile {
@@ -32,13 +33,15 @@ function readIfExists(file: string): string | undefined {
 export class OutputWriter {
   private readonly write: StagedWrite;
   private readonly statuses: { path: string; status: FileStatus }[] = [];
+  private readonly inside: (relative: string) => string;
 
-  constructor(private readonly root: string) {
+  constructor(root: string) {
     this.write = new StagedWrite(root);
+    this.inside = containedPaths(root);
   }
 
   add(file: OutputFile): void {
-    const previous = readIfExists(path.join(this.root, file.path));
+    const previous = readIfExists(this.inside(file.path));
     if (previous === file.content) {
       this.statuses.push({ path: file.path, status: 'unchanged' });
       return;
@@ -81,8 +84,9 @@ export async function diffAgainstDisk(
 ): Promise<{ path: string; diff: string }[]> {
   const out: { path: string; diff: string }[] = [];
   let createTwoFilesPatch: typeof Diff.createTwoFilesPatch | undefined;
+  const inside = containedPaths(root);
   for (const file of files) {
-    const previous = readIfExists(path.join(root, file.path));
+    const previous = readIfExists(inside(file.path));
     if (previous === file.content) continue;
     // Loaded only when a file differs: its 20 modules cost a run that writes or finds nothing stale ~15 ms.
     createTwoFilesPatch ??= (await import('diff')).createTwoFilesPatch;

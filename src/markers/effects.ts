@@ -33,6 +33,8 @@ export interface FieldFacts {
 export interface ApiDirectory {
   /** From the first `+groupName` (`'group' in dir` once one was seen, even without a value). */
   group?: string | undefined;
+  /** The first `+groupName` is not a group the API server takes (reported at it): the directory makes no CRD. */
+  invalidGroup?: true;
   version?: string;
   skip?: boolean;
 }

@@ -44,7 +44,7 @@ export const optional = <V>(type: ArgType<V>): { type: ArgType<V>; optional: tru
 export interface MarkerEffects<V> {
   schema?: SchemaEffect<V>;
   field?: FieldFacts;
-  directory?(dir: ApiDirectory, value: V): void;
+  directory?(dir: ApiDirectory, value: V, fail: Fail): void;
   crd?(crd: CrdParts, value: V, fail: Fail): void;
   version?(version: VersionParts, value: V, fail: Fail): void;
   rbac?(rules: RbacRule[], value: V): void;

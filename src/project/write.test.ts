@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -134,5 +134,66 @@ describe('writeAtomically', () => {
     ).toThrow(/^cannot write chart\/values.yaml: /);
     expect(await filesBelow(root)).toEqual(['chart/templates/old.yaml']);
     expect(await readFile(path.join(root, 'chart/templates/old.yaml'), 'utf8')).toBe('old\n');
+  });
+});
+
+describe('files outside the project', () => {
+  let outside: string;
+  beforeEach(async () => {
+    outside = await mkdtemp(path.join(os.tmpdir(), 'kubesmith-outside-'));
+    await writeFile(path.join(outside, 'victim.txt'), 'not yours\n');
+  });
+  afterEach(async () => {
+    await rm(outside, { recursive: true, force: true });
+  });
+  const victim = () => readFile(path.join(outside, 'victim.txt'), 'utf8');
+
+  it('writeAtomically refuses the whole write when one path leads out, and writes nothing', async () => {
+    const escape = path.relative(root, path.join(outside, 'victim.txt')).split(path.sep).join('/');
+    for (const file of [
+      { path: escape, content: 'overwritten\n', previous: undefined },
+      { path: escape, content: '', previous: 'not yours\n', remove: true },
+    ]) {
+      expect(() =>
+        writeAtomically(root, [
+          { path: 'chart/values.yaml', content: 'values\n', previous: undefined },
+          file,
+        ]),
+      ).toThrow(`refusing ${JSON.stringify(escape)}: not a file inside the project (a .. segment)`);
+      expect(await victim()).toBe('not yours\n');
+      expect(await readdir(root)).toEqual([]);
+    }
+  });
+
+  it('writeAtomically refuses a path through a symlinked directory that points outside', async () => {
+    await symlink(outside, path.join(root, 'chart'));
+    expect(() =>
+      writeAtomically(root, [
+        { path: 'chart/victim.txt', content: 'overwritten\n', previous: undefined },
+        { path: 'chart/new.yaml', content: 'new\n', previous: undefined },
+      ]),
+    ).toThrow(
+      /^refusing "chart\/victim.txt": not a file inside the project \(a symbolic link on the way leads to /,
+    );
+    expect(await victim()).toBe('not yours\n');
+    expect((await readdir(outside)).sort()).toEqual(['victim.txt']);
+    expect(() =>
+      writeAtomically(root, [{ path: 'chart/victim.txt', content: '', previous: 'x', remove: true }]),
+    ).toThrow(KubesmithError);
+    expect(await victim()).toBe('not yours\n');
+  });
+
+  it('StagedWrite refuses to stage through a symlinked directory that points outside', async () => {
+    await mkdir(path.join(root, 'config/crd'), { recursive: true });
+    await symlink(outside, path.join(root, 'config/crd/bases'));
+    const write = new StagedWrite(root);
+    write.stage({ path: 'config/rbac/role.yaml', content: 'role\n', previous: undefined });
+    expect(() =>
+      write.stage({ path: 'config/crd/bases/victim.txt', content: 'overwritten\n', previous: undefined }),
+    ).toThrow(/^refusing "config\/crd\/bases\/victim.txt": not a file inside the project/);
+    await write.discard();
+    expect(await victim()).toBe('not yours\n');
+    expect((await readdir(outside)).sort()).toEqual(['victim.txt']);
+    expect(await filesBelow(root)).toEqual([]);
   });
 });

@@ -9,10 +9,14 @@
  *
  * StagedWrite is the same write for files that come one by one (the CRDs of `kubesmith manifests`): each is
  * written to its temporary name while the next is still being generated, and only commit() renames them.
+ *
+ * Both refuse a path that leads outside the project (contained.ts), whatever computed it: writeAtomically
+ * before it writes anything, StagedWrite when the file is staged.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { KubesmithError } from '../errors.js';
+import { containedPaths } from './contained.js';
 
 export interface FileWrite {
   /** Relative to the root, with forward slashes. */
@@ -28,12 +32,14 @@ export interface FileWrite {
 
 /** Writes `files` below `root`, all or none. Throws a KubesmithError naming the file that failed. */
 export function writeAtomically(root: string, files: readonly FileWrite[]): void {
+  const inside = containedPaths(root);
+  const targets = files.map((file) => inside(file.path));
   const createdDirs: string[] = [];
   const temps: Temp[] = [];
   const stamp = tempSuffix();
   try {
-    for (const file of files) {
-      const target = path.join(root, file.path);
+    for (const [index, file] of files.entries()) {
+      const target = targets[index]!;
       const temp = `${target}${stamp}`;
       if (file.remove) {
         // Moved aside to its temporary name with the renames, deleted once they all succeeded.
@@ -68,6 +74,7 @@ export class StagedWrite {
   private readonly staged: string[] = [];
   private readonly writing: Promise<void>[] = [];
   private readonly stamp = tempSuffix();
+  private readonly inside: (relative: string) => string;
   private failure: unknown;
   private state: 'open' | 'finishing' | 'done' = 'open';
   private readonly onSignal = (signal: NodeJS.Signals): void => {
@@ -76,13 +83,16 @@ export class StagedWrite {
     process.kill(process.pid, signal);
   };
 
-  constructor(private readonly root: string) {}
+  constructor(private readonly root: string) {
+    this.inside = containedPaths(root);
+  }
 
+  /** Starts writing `file`. Throws at once (a KubesmithError) when its path leads outside the project. */
   stage(file: FileWrite): void {
     if (this.state !== 'open') throw new Error('StagedWrite: stage() after commit() or discard()');
     if (this.failure !== undefined) return;
+    const target = this.inside(file.path);
     if (this.staged.length === 0) process.once('SIGINT', this.onSignal).once('SIGTERM', this.onSignal);
-    const target = path.join(this.root, file.path);
     try {
       makeDirs(path.dirname(target), this.createdDirs);
     } catch (error) {

@@ -4,7 +4,7 @@
  * plan is applied, so a command that fails half way has written nothing.
  */
 import { readFile } from 'node:fs/promises';
-import path from 'node:path';
+import { containedPaths } from '../project/contained.js';
 import type { Plan, PlanEntry } from './plan.js';
 
 /** What to do when a file that a template would create already exists with other content. */
@@ -25,11 +25,15 @@ export class Tree {
   /** Files a template would create exactly as they are: reported, not written. */
   private readonly unchanged = new Set<string>();
   readonly warnings: string[] = [];
+  /** The disk is read through the writer's check: a plan never compares with a file outside the project. */
+  private readonly inside: (relative: string) => string;
 
   constructor(
     readonly root: string,
     private readonly force = false,
-  ) {}
+  ) {
+    this.inside = containedPaths(root);
+  }
 
   /** The file's current content in the tree (changed or on disk), or undefined when it does not exist. */
   async read(file: string): Promise<string | undefined> {
@@ -73,7 +77,7 @@ export class Tree {
   async createBinary(file: string, bytes: Uint8Array): Promise<void> {
     let previous: Buffer | undefined;
     try {
-      previous = await readFile(path.join(this.root, file));
+      previous = await readFile(this.inside(file));
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
@@ -161,7 +165,7 @@ export class Tree {
     if (this.disk.has(file)) return this.disk.get(file);
     let content: string | undefined;
     try {
-      content = await readFile(path.join(this.root, file), 'utf8');
+      content = await readFile(this.inside(file), 'utf8');
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;

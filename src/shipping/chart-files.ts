@@ -9,12 +9,17 @@
  *   - Templates are regenerated; one the user edited since (its hash differs from the record) is a
  *     conflict unless --force.
  *   - A template of the previous run that is no longer generated is removed after the writes.
+ * The record is a file in the project, which anyone's pull request can edit: a line naming anything
+ * kubesmith cannot have written (outside templates/ and the chart's top-level files) stops the run before
+ * anything is read or removed through it. Every file is read and written through the project's path
+ * check (src/project/contained.ts), so not even a link in the chart directory leads out of the project.
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { KubesmithError } from '../errors.js';
+import { containedPaths } from '../project/contained.js';
 import type { Plan, PlanEntry } from '../scaffold/plan.js';
 
 export const MANIFEST_FILE = '.kubesmith-files';
@@ -26,6 +31,8 @@ const UNHASHED = new Set(['Chart.yaml', 'values.yaml']);
 export const VALUES_FILE = 'values.yaml';
 /** A chart directory with more files than this is not one kubesmith made. */
 const MAX_FILES = 5000;
+/** The files outside templates/ that kubesmith writes into a chart: the only ones its record can name. */
+const TOP_LEVEL_FILES = new Set(['Chart.yaml', VALUES_FILE, '.helmignore']);
 
 export interface ChartPlan {
   plan: Plan;
@@ -38,15 +45,40 @@ export interface ChartPlan {
 
 const sha256 = (text: string | Uint8Array) => createHash('sha256').update(text).digest('hex');
 
-/** The record of the previous run: path -> sha256 of what was written ('' for user-owned files). */
-export function parseManifest(text: string): Map<string, string> {
+/**
+ * The record of the previous run: path -> sha256 of what was written ('' for user-owned files). `shown`
+ * names the record in errors: a line kubesmith would not have written (a path outside the chart's
+ * templates and top-level files, or no path at all) is one.
+ */
+export function parseManifest(text: string, shown = MANIFEST_FILE): Map<string, string> {
   const files = new Map<string, string>();
-  for (const line of text.split('\n')) {
+  for (const [index, line] of text.split('\n').entries()) {
     if (line.trim() === '' || line.startsWith('#')) continue;
     const match = /^([0-9a-f]{64}|-) {2}(.+)$/.exec(line);
-    if (match) files.set(match[2]!, match[1] === '-' ? '' : match[1]!);
+    if (!match || !isChartFile(match[2]!)) {
+      const quoted = JSON.stringify(line.length > 200 ? `${line.slice(0, 200)}...` : line);
+      throw new KubesmithError(
+        `${shown}:${index + 1}: ${quoted} is not a line kubesmith helm-chart writes: ${match ? 'the path is not one of the files of a chart' : 'expected "<sha256>  <path>" or "-  <path>"'}`,
+        {
+          hint: `kubesmith records only the files it wrote below templates/ and its ${[...TOP_LEVEL_FILES].join(', ')}: delete that line (or the whole record and the chart directory) and run again; nothing was written or removed`,
+        },
+      );
+    }
+    files.set(match[2]!, match[1] === '-' ? '' : match[1]!);
   }
   return files;
+}
+
+/** Whether a record may name `file`: one of the files kubesmith writes into a chart directory. */
+function isChartFile(file: string): boolean {
+  if (TOP_LEVEL_FILES.has(file)) return true;
+  const [first, ...rest] = file.split('/');
+  return first === 'templates' && rest.length > 0 && rest.every(isPlainName);
+}
+
+/** A name of a file or directory: not empty, `.` or `..`, no backslash, no control character. */
+function isPlainName(name: string): boolean {
+  return name !== '.' && name !== '..' && /^[^\\\p{Cc}]+$/u.test(name);
 }
 
 function manifestText(files: { path: string; content: string }[]): string {
@@ -96,8 +128,11 @@ export async function planChart(options: {
   force: boolean;
 }): Promise<ChartPlan> {
   const { root, chartDir, force } = options;
-  const absolute = path.join(root, chartDir);
+  const inside = containedPaths(root);
+  const absolute = inside(chartDir);
   const shown = (file: string) => `${chartDir}/${file}`;
+  /** A file of the chart directory on disk: read only inside the project. */
+  const readChartFile = (file: string) => readIfExists(inside(shown(file)));
   let previous = new Map<string, string>();
   if (existsSync(absolute)) {
     if (!(await stat(absolute)).isDirectory()) {
@@ -105,8 +140,8 @@ export async function planChart(options: {
         hint: 'move it away or give another directory with --output; nothing was written',
       });
     }
-    const manifest = await readIfExists(path.join(absolute, MANIFEST_FILE));
-    previous = manifest === undefined ? new Map() : parseManifest(manifest);
+    const manifest = await readChartFile(MANIFEST_FILE);
+    previous = manifest === undefined ? new Map() : parseManifest(manifest, shown(MANIFEST_FILE));
     const foreign = (await listFiles(absolute)).filter(
       (file) => file !== MANIFEST_FILE && !previous.has(file),
     );
@@ -126,8 +161,7 @@ export async function planChart(options: {
   const entries: PlanEntry[] = [];
   const written: { path: string; content: string }[] = [];
   for (const file of options.files) {
-    const target = path.join(absolute, file.path);
-    const onDisk = await readIfExists(target);
+    const onDisk = await readChartFile(file.path);
     let content = file.content;
     if (USER_FILES.has(file.path) && onDisk !== undefined) content = onDisk;
     if (file.path === VALUES_FILE) content = options.values(onDisk ?? '', shown(file.path));
@@ -146,7 +180,7 @@ export async function planChart(options: {
     entries.push(entry);
   }
   const manifest = manifestText(written);
-  const manifestOnDisk = await readIfExists(path.join(absolute, MANIFEST_FILE));
+  const manifestOnDisk = await readChartFile(MANIFEST_FILE);
   entries.push({
     action: manifestOnDisk === undefined ? 'create' : manifestOnDisk === manifest ? 'unchanged' : 'overwrite',
     path: shown(MANIFEST_FILE),
@@ -158,7 +192,7 @@ export async function planChart(options: {
   const stale: string[] = [];
   for (const [file, recorded] of previous) {
     if (now.has(file)) continue;
-    const onDisk = await readIfExists(path.join(absolute, file));
+    const onDisk = await readChartFile(file);
     if (onDisk === undefined) continue;
     if (recorded !== '' && recorded !== sha256(onDisk) && !force) {
       entries.push({

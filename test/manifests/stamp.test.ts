@@ -1,5 +1,5 @@
 /** The shortcut of `kubesmith manifests` when neither its inputs nor its outputs changed. */
-import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { removeTemp, run, tempDir } from '../helpers/run.js';
@@ -62,5 +62,16 @@ describe('kubesmith manifests, run again', () => {
     await project();
     await cachedRun('--crd');
     expect(await cachedRun('--crd', '--max-desc-len', '0')).toMatchObject({ cached: false });
+  });
+
+  it('node_modules linked out of the project: no stamp is read or written there', async () => {
+    await project();
+    const outside = path.join(path.dirname(dir), 'outside');
+    await mkdir(outside);
+    await rm(path.join(dir, 'node_modules'), { recursive: true });
+    await symlink(outside, path.join(dir, 'node_modules'));
+    expect(await cachedRun()).toMatchObject({ code: 0, cached: false });
+    expect(await cachedRun()).toMatchObject({ code: 0, cached: false });
+    expect(await readdir(outside)).toEqual([]);
   });
 });
