@@ -60,8 +60,19 @@ const GENERATOR_OPTIONS: ts.CompilerOptions = {
   types: [],
 };
 
-/** The `.ts` files under `dir` but tests and declarations (as ts-morph's `**\/*.ts` glob found them: no dot entries). */
-function sourceFiles(dir: string, out: string[] = [], seen = new Set<string>()): string[] {
+/**
+ * The `.ts` files under `dir` but tests and declarations (as ts-morph's `**\/*.ts` glob found them: no dot
+ * entries). A file or directory that is a symbolic link out of the project (`realRoot`) is not read: it is
+ * put in `linkedOut`, and the generator reports it. A pull request can add such a link, and a file read
+ * from outside the project could be printed in a diagnostic in the CI log.
+ */
+function sourceFiles(
+  dir: string,
+  realRoot: string,
+  linkedOut: string[],
+  out: string[] = [],
+  seen = new Set<string>(),
+): string[] {
   let entries;
   try {
     const real = realpathSync(dir);
@@ -74,14 +85,43 @@ function sourceFiles(dir: string, out: string[] = [], seen = new Set<string>()):
   for (const entry of entries) {
     if (entry.name.startsWith('.')) continue;
     const file = `${dir}/${entry.name}`;
+    if (entry.isSymbolicLink() && !isInside(realRoot, realPathOf(file))) {
+      linkedOut.push(file);
+      continue;
+    }
     const isDir =
       entry.isDirectory() ||
       (entry.isSymbolicLink() && statSync(file, { throwIfNoEntry: false })?.isDirectory());
-    if (isDir) sourceFiles(file, out, seen);
+    if (isDir) sourceFiles(file, realRoot, linkedOut, out, seen);
     else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') && !entry.name.endsWith('.d.ts'))
       out.push(file);
   }
   return out;
+}
+
+function realPathOf(file: string): string | undefined {
+  try {
+    return realpathSync(file);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the real path `real` is `realRoot` or below it (undefined: a link that leads nowhere). */
+function isInside(realRoot: string, real: string | undefined): boolean {
+  if (real === undefined) return false;
+  const from = path.relative(realRoot, real);
+  return from === '' || (!from.startsWith('..') && !path.isAbsolute(from));
+}
+
+/**
+ * What the program may read besides the project's own files: declarations (`.d.ts`), where installed
+ * packages keep their types (a workspace's packages are links out of node_modules). Any other file an
+ * import reaches outside the project (a `.ts`, a `.json`) is not read.
+ */
+function readableFor(root: string): (file: string) => boolean {
+  const realRoot = realpathSync(root);
+  return (file) => /\.d\.[cm]?ts$/.test(file) || isInside(realRoot, realPathOf(file) ?? file);
 }
 
 /**
@@ -99,8 +139,9 @@ function apiProgram(
 ): { program: ts.Program; declarations: 'subset' | 'full'; lib: LibVariant; libBlocker?: string } {
   const options = projectOptions(root, GENERATOR_OPTIONS, COMPILER_OPTIONS);
   const cache = new Map<string, ts.SourceFile>();
+  const mayRead = readableFor(root);
   const full = () => ({
-    program: createProgram(apiFiles, options, overlay, cache),
+    program: createProgram(apiFiles, options, overlay, cache, 'full', mayRead),
     declarations: 'full' as const,
     lib: 'full' as const,
   });
@@ -111,7 +152,7 @@ function apiProgram(
     if (blocker === undefined) return { program, lib: 'subset' as const };
     // Every parsed and bound file serves again, but the library.
     return {
-      program: createProgram(apiFiles, options, entries, cache),
+      program: createProgram(apiFiles, options, entries, cache, 'full', mayRead),
       lib: 'full' as const,
       libBlocker: blocker,
     };
@@ -131,13 +172,13 @@ function apiProgram(
   if (first === undefined) return full();
   if (wanted.names.size === 0) {
     // Nothing from the runtime or client-node: no declarations of theirs to cut.
-    const program = createProgram(apiFiles, options, overlay, cache, lib);
+    const program = createProgram(apiFiles, options, overlay, cache, lib, mayRead);
     return { ...withLib(overlay, program), declarations: 'full' };
   }
   const subset = planSubset(wanted, first, resolverFor(options));
   if (!subset) return full();
   const entries = new Map([...overlay, ...subset.entries]);
-  const program = createProgram(apiFiles, options, entries, cache, lib);
+  const program = createProgram(apiFiles, options, entries, cache, lib, mayRead);
   if (!checkSubset(program, subset)) return full();
   return { ...withLib(entries, program), declarations: 'subset' };
 }
@@ -158,7 +199,8 @@ export function createContext(
     overlay.set(path.join(root, file).split(path.sep).join('/'), content);
   }
   const read = (file: string): string => overlay.get(file) ?? readFileSync(file, 'utf8');
-  const onDisk = existsSync(srcDir) ? sourceFiles(srcDir) : [];
+  const linkedOut: string[] = [];
+  const onDisk = existsSync(srcDir) ? sourceFiles(srcDir, realpathSync(root), linkedOut) : [];
   const all = [...new Set([...onDisk, ...overlay.keys()])].sort();
   const apiDir = `${srcDir}/api/`;
   const { program, declarations, lib, libBlocker } = apiProgram(
@@ -170,7 +212,14 @@ export function createContext(
   );
   const checker = program.getTypeChecker();
   const registry = defaultRegistry();
-  const diagnostics: Diagnostic[] = [];
+  const diagnostics: Diagnostic[] = linkedOut.map((file) => ({
+    file: path.relative(root, file).split(path.sep).join('/'),
+    line: 1,
+    col: 1,
+    code: 'link-out-of-project',
+    message: 'a symbolic link out of the project: kubesmith reads only files inside the project',
+    hint: 'replace the link with the file or directory itself',
+  }));
   const displayPath = (sf: ts.SourceFile): string =>
     path.relative(root, sf.fileName).split(path.sep).join('/');
   const optionalDirs = new Map<string, boolean>();

@@ -114,7 +114,7 @@ export const parseOptions = (options: ts.CompilerOptions): ts.CreateSourceFileOp
  * smaller declarations of declarations.ts). Parsed files are kept in `cache` and serve again unless an
  * entry gives their file another text: a second program (the fallback) does not parse them again, nor
  * does the program a scaffold's planned API files, parsed before it to read their imports. The subset
- * of lib.es5.d.ts is cached under its own key.
+ * of lib.es5.d.ts is cached under its own key. A file `mayRead` refuses is as if it did not exist.
  */
 export function createProgram(
   rootNames: readonly string[],
@@ -122,6 +122,7 @@ export function createProgram(
   entries: ReadonlyMap<string, string>,
   cache: Map<string, ts.SourceFile>,
   variant: LibVariant = 'full',
+  mayRead: (file: string) => boolean = () => true,
 ): ts.Program {
   // Lib files are read once each (a program asks for a file more than once), and only under LIB_FOLDER.
   const libs = new Map<string, string | undefined>();
@@ -133,7 +134,7 @@ export function createProgram(
   const cacheKey = (file: string): string =>
     variant === 'subset' && file === `${LIB_FOLDER}/${SUBSET_LIB}` ? `subset:${file}` : file;
   const readFile = (file: string): string | undefined =>
-    entries.get(file) ?? lib(file) ?? ts.sys.readFile(file);
+    entries.get(file) ?? lib(file) ?? (mayRead(file) ? ts.sys.readFile(file) : undefined);
   const parse = parseOptions(options);
   const host: ts.CompilerHost = {
     getSourceFile(fileName) {
@@ -154,7 +155,7 @@ export function createProgram(
     getCanonicalFileName: (f) => (ts.sys.useCaseSensitiveFileNames ? f : f.toLowerCase()),
     useCaseSensitiveFileNames: () => ts.sys.useCaseSensitiveFileNames,
     getNewLine: () => '\n',
-    fileExists: (f) => entries.has(f) || lib(f) !== undefined || ts.sys.fileExists(f),
+    fileExists: (f) => entries.has(f) || lib(f) !== undefined || (ts.sys.fileExists(f) && mayRead(f)),
     readFile,
     directoryExists: (d) => d === LIB_FOLDER || ts.sys.directoryExists(d),
     getDirectories: (d) => ts.sys.getDirectories(d),

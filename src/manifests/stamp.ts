@@ -6,7 +6,7 @@
  * Deliberately light: node built-ins only, because it runs before anything heavy is loaded. Files are read
  * synchronously, one after the other: a promise per small file costs more in waiting than the reads.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, type Dirent } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -59,7 +59,12 @@ export function stampPath(root: string): string | undefined {
   }
 }
 
-function sourceFiles(dir: string, prefix = ''): string[] {
+/**
+ * The TypeScript files below `dir`, relative to it; undefined when a symbolic link stands among them. A
+ * link is not followed (it may lead out of the project, or change with what it leads to), so such a tree
+ * has no fingerprint: every run generates.
+ */
+function sourceFiles(dir: string, prefix = ''): string[] | undefined {
   let entries: Dirent[];
   try {
     entries = readdirSync(dir, { withFileTypes: true });
@@ -69,8 +74,12 @@ function sourceFiles(dir: string, prefix = ''): string[] {
   const files: string[] = [];
   for (const entry of entries) {
     const relative = prefix ? `${prefix}/${entry.name}` : entry.name;
-    if (entry.isDirectory()) files.push(...sourceFiles(path.join(dir, entry.name), relative));
-    else if (/\.(ts|mts|cts)$/.test(entry.name)) files.push(relative);
+    if (entry.isSymbolicLink()) return undefined;
+    if (entry.isDirectory()) {
+      const below = sourceFiles(path.join(dir, entry.name), relative);
+      if (below === undefined) return undefined;
+      files.push(...below);
+    } else if (/\.(ts|mts|cts)$/.test(entry.name)) files.push(relative);
   }
   return files.sort();
 }
@@ -100,7 +109,9 @@ export async function fingerprint(root: string, options: object): Promise<string
     const content = readOrNothing(path.join(root, file));
     hash.update(`${file}\n${content === undefined ? '-' : sha256(content)}\n`);
   }
-  for (const file of sourceFiles(path.join(root, 'src'))) {
+  const sources = sourceFiles(path.join(root, 'src'));
+  if (sources === undefined) return `unique ${randomUUID()}`;
+  for (const file of sources) {
     hash.update(`src/${file}\n${sha256(readFileSync(path.join(root, 'src', file)))}\n`);
   }
   return hash.digest('hex');

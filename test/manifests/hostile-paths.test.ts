@@ -91,4 +91,40 @@ describe('kubesmith manifests never reads or writes outside the project', () => 
       expect(await readdir(path.dirname(victim))).toEqual([path.basename(victim)]);
     }
   });
+
+  it.each([
+    ['a source file', 'src/api/webapp/v1/extra.types.ts', 'victim.ts'],
+    ['a source directory', 'src/api/webapp/v2', '.'],
+    ['an import', undefined, 'victim.ts'],
+  ])(
+    '%s leading out of the project is not read: nothing of it is printed',
+    async (_what, link, victimName) => {
+      const { dir, victim } = await projectBeside('victim.ts');
+      // TypeScript whose marker would print the secret in a diagnostic, were it read.
+      const secret = 'SECRETCONTENT';
+      await writeFile(
+        victim,
+        `/** +kubebuilder:object:root=true */\nexport interface Victim {\n  apiVersion: 'x';\n  kind: 'Victim';\n` +
+          `  /** +kubebuilder:validation:MaxLength=${secret} */\n  spec?: string;\n}\n`,
+      );
+      const target = path.join(path.dirname(victim), victimName);
+      if (link) await symlink(target, path.join(dir, link));
+      else {
+        // The spec holds the imported type, so its markers would be read for the CRD's schema.
+        const climb = path.relative(path.join(dir, path.dirname(TYPES)), victim).replace(/\.ts$/, '.js');
+        const spec = 'export interface GuestbookSpec extends Base {';
+        await edit(dir, TYPES, spec, `${spec}\n  victim?: Victim;`);
+        const types = await readFile(path.join(dir, TYPES), 'utf8');
+        await writeFile(path.join(dir, TYPES), `import type { Victim } from '${climb}';\n${types}`);
+      }
+      for (const args of [['manifests', '--check'], ['manifests']]) {
+        const result = await run(dir, ...args);
+        expect(result.stdout + result.stderr, args.join(' ')).not.toContain(secret);
+        if (link) {
+          expect(result.code).toBe(1);
+          expect(result.stderr).toContain(`${link}:1:1: error: a symbolic link out of the project`);
+        }
+      }
+    },
+  );
 });

@@ -147,7 +147,7 @@ describe('hostile input never leaves the project', () => {
     logRuns('PROJECT fields', runs);
   }, 300_000);
 
-  it('links: an output directory or file of the project is a link out of it', async () => {
+  it('links: a source or output directory or file of the project is a link out of it', async () => {
     const runs = propertyRuns(20);
     const link = fc.constantFrom(
       'config/crd/bases',
@@ -157,8 +157,11 @@ describe('hostile input never leaves the project', () => {
       'config/crd/bases/webapp.example.com_guestbooks.yaml',
       'config/samples',
       'src/controllers',
+      'src/api/webapp/v1/guestbook.types.ts',
+      'src/api/webapp/v1/extra.types.ts',
+      'src/api/webapp/v1',
     );
-    const target = fc.constantFrom('outside', 'outside/victim.yaml', 'victim.yaml', '.');
+    const target = fc.constantFrom('outside', 'outside/victim.yaml', 'outside/victim.ts', 'victim.yaml', '.');
     const command = fc.constantFrom(
       ['manifests'],
       ['manifests', '--check'],

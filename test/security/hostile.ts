@@ -34,15 +34,19 @@ const VICTIMS = [
   'outside/g.yaml',
   'work/victim.yaml',
   'work/deep/victim.yaml',
+  // TypeScript with the secret in a marker: a generator that read it would print the secret in a diagnostic.
+  'outside/victim.ts',
 ];
 
 /** A project made by `init` and `create api` (no npm install), with victims around it. */
 export async function makeSandbox(): Promise<Sandbox> {
   const root = await mkdtemp(path.join(os.tmpdir(), 'kubesmith-hostile-'));
-  const secret = `SECRET-${randomUUID()}`;
+  const secret = `SECRET${randomUUID().replaceAll('-', '')}`;
   const victims: Record<string, string> = {};
   for (const victim of VICTIMS) {
-    const content = `${secret} ${victim}\n`;
+    const content = victim.endsWith('.ts')
+      ? `/**\n * +kubebuilder:object:root=true\n */\nexport interface Victim {\n  apiVersion: 'x';\n  kind: 'Victim';\n  /** +kubebuilder:validation:MaxLength=${secret} */\n  spec?: string;\n}\n`
+      : `${secret} ${victim}\n`;
     await mkdir(path.join(root, path.dirname(victim)), { recursive: true });
     await writeFile(path.join(root, victim), content);
     victims[victim] = content;
@@ -120,6 +124,7 @@ const STDERR_LINE = new RegExp(
     // A line of the plan (`create     config/...`), and what to do next.
     String.raw`^(create|created|overwrite|update|updated|remove|removed|unchanged|conflict|skip|insert) +\S`,
     String.raw`^Next: \S`,
+    String.raw`^manifests are up to date \(\d+ files?\)$`,
   ].join('|'),
 );
 
