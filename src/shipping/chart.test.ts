@@ -123,6 +123,22 @@ describe('mergeValues', () => {
     expect(mergeValues(generatedValues(withWebhook, defaults), after, 'values.yaml')).toBe(after);
   });
 
+  it('a second run with nothing changed gives the same bytes, quotes and all', () => {
+    for (const features of [none, withWebhook]) {
+      const generated = generatedValues(features, defaults);
+      const first = mergeValues(generated, '', 'values.yaml');
+      expect(mergeValues(generated, first, 'values.yaml')).toBe(first);
+      const image: [string[], unknown][] = [[['manager', 'image', 'tag'], 'latest']];
+      const withImage = mergeValues(generated, '', 'values.yaml', image);
+      expect(mergeValues(generated, withImage, 'values.yaml', image)).toBe(withImage);
+      // The user's quotes stay too.
+      const edited = first.replace('repository: "controller"', "repository: 'mine'");
+      const merged = mergeValues(generated, edited, 'values.yaml');
+      expect(merged).toContain("repository: 'mine'");
+      expect(mergeValues(generated, merged, 'values.yaml')).toBe(merged);
+    }
+  });
+
   it('a part config/default includes itself is on by default', () => {
     const text = generatedValues(none, defaults, { prometheus: true, networkPolicy: false });
     expect(text).toMatch(/^prometheus:\n {2}enable: true$/m);
