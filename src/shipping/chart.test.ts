@@ -1,4 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { renderChart } from './chart.js';
 import { generatedValues, mergeValues } from './chart-values.js';
 import { parseManifest } from './chart-files.js';
@@ -93,6 +95,125 @@ describe('renderChart', () => {
   it('refuses output without the manager Deployment', () => {
     expect(() => renderChart({ projectName: 'demo', objects: [crd] })).toThrow(
       'config/default: renders no Deployment named <prefix>controller-manager',
+    );
+  });
+});
+
+/** Text of the project that means something to Go templates, YAML, go-yaml or the chart writer itself. */
+export const HOSTILE = [
+  ...['{{ .Release.Name }}', '{{- fail "x" -}}', '{{/* c */}}', '}}', '{{{', '{{}}', '{{ "{{" }}', '{', '@'],
+  ...[
+    '@@ks:FN@@',
+    '@@ks:NS@@',
+    '@@ks:R0@@',
+    '@@ks:L0@@',
+    '@@@ks:R0@@@',
+    '@@ks:LB@@',
+    '@@ks:XX@@',
+    '@@ks:AT@@',
+  ],
+  ...['a\n{{ .Values }}\n  b', '|\n- x', '---\n', 'yes', 'on', '<<', '~', '-0x1F', '1_', '- x', '? y'],
+  ...['# z', 'a: b', '"q"', "'s'", '\\', 'tab\tin', 'line\u2028sep', 'nel\u0085', 'c1\u0080', 'bom\ufeff'],
+  ...['__proto__', 'demo-system', 'demo-controller-manager', 'x demo-system y', '日本語 😀'],
+];
+
+/** A CRD whose property names, descriptions, defaults and enum values are `texts`. */
+export function hostileCrd(texts: readonly string[]): Record<string, unknown> {
+  const properties = Object.fromEntries(
+    texts.map((text) => [text, { description: text, type: 'string', default: text, enum: [text, 'ok'] }]),
+  );
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { annotations: { 'kubesmith.dev/version': '0.1.0' }, name: 'widgets.demo.example.com' },
+    spec: {
+      group: 'demo.example.com',
+      names: { kind: 'Widget', plural: 'widgets' },
+      scope: 'Namespaced',
+      versions: [
+        {
+          name: 'v1',
+          schema: { openAPIV3Schema: { description: texts.join('\n'), properties, type: 'object' } },
+          served: true,
+          storage: true,
+        },
+      ],
+    },
+  };
+}
+
+/**
+ * A CRD template rendered as Helm renders it with the default values, by a checker that knows the Go
+ * template lexer (an action runs from `{{` to the first `}}` outside a string literal; `{{- ` trims the
+ * white space before it) and only the actions the chart writer puts in a CRD template: any other action
+ * is a live template action from the project's text, an error.
+ */
+function renderCrdTemplate(text: string): string {
+  let out = '';
+  let at = 0;
+  while (at < text.length) {
+    const open = text.indexOf('{{', at);
+    if (open < 0) {
+      out += text.slice(at);
+      break;
+    }
+    out += text.slice(at, open);
+    let end = open + 2;
+    for (let inString = false; end < text.length; end++) {
+      if (inString) {
+        if (text[end] === '\\') end++;
+        else if (text[end] === '"') inString = false;
+      } else if (text[end] === '"') inString = true;
+      else if (text.startsWith('}}', end)) break;
+    }
+    let action = text.slice(open + 2, end);
+    at = end + 2;
+    if (action.startsWith('- ')) {
+      out = out.trimEnd();
+      action = action.slice(2);
+    }
+    action = action.trim();
+    const labels = /^include "demo\.labels" \. \| nindent (\d+)$/.exec(action);
+    if (action === '"{{"') out += '{{';
+    else if (labels) out += `\n${' '.repeat(Number(labels[1]))}helm.sh/chart: demo-0.1.0`;
+    else if (!['if .Values.crd.enable', 'if .Values.crd.keep', 'end'].includes(action)) {
+      throw new Error(`a live template action: {{${action}}}`);
+    }
+  }
+  return out;
+}
+
+describe('the chart of a project with hostile text', () => {
+  const render = (texts: readonly string[]) => {
+    const crd = hostileCrd(texts);
+    const chart = renderChart({ projectName: 'demo', objects: [namespace, crd, deployment] });
+    const template = chart.templates.find((t) => t.path.startsWith('templates/crd/'))!.content;
+    return { crd, template, rendered: parse(renderCrdTemplate(template), { version: '1.1' }) as typeof crd };
+  };
+
+  it('renders every key, value and block of the CRD back to the text it came from', () => {
+    const { crd, template, rendered } = render(HOSTILE);
+    expect(template).not.toContain('{{ .Release.Name }}');
+    expect(rendered.spec).toEqual(crd.spec);
+    expect(rendered.metadata).toEqual({
+      annotations: { 'helm.sh/resource-policy': 'keep', 'kubesmith.dev/version': '0.1.0' },
+      labels: { 'helm.sh/chart': 'demo-0.1.0' },
+      name: 'widgets.demo.example.com',
+    });
+  });
+
+  it('renders arbitrary keys and values back (property)', () => {
+    const text = fc
+      .array(fc.oneof(fc.constantFrom(...HOSTILE), fc.string({ unit: 'binary', maxLength: 6 })), {
+        maxLength: 4,
+      })
+      .map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(fc.uniqueArray(text, { minLength: 1, maxLength: 6 }), (texts) => {
+        const { crd, rendered } = render(texts);
+        expect(rendered.spec).toEqual(crd.spec);
+      }),
+      { numRuns: 150, seed: 20261126 },
     );
   });
 });
