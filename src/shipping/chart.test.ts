@@ -4,6 +4,7 @@ import { parse } from 'yaml';
 import { renderChart } from './chart.js';
 import { generatedValues, mergeValues } from './chart-values.js';
 import { parseManifest } from './chart-files.js';
+import { objectsOf } from './chart-source.js';
 
 const deployment = {
   apiVersion: 'apps/v1',
@@ -292,5 +293,13 @@ describe('parseManifest', () => {
       ['Chart.yaml', ''],
       ['templates/x.yaml', hash],
     ]);
+  });
+});
+
+describe('objectsOf', () => {
+  it('keeps a key __proto__ as a key', () => {
+    const [crd] = objectsOf('kind: CustomResourceDefinition\nspec:\n  __proto__:\n    type: string\n---\n');
+    expect(Object.keys(crd!['spec'] as object)).toEqual(['__proto__']);
+    expect(Object.getPrototypeOf(crd!['spec'])).toBe(Object.prototype);
   });
 });
