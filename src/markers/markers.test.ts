@@ -5,6 +5,7 @@ import { defaultRegistry } from './definitions.js';
 import { collectFileMarkers } from './collect.js';
 import { splitMarker, type Marker } from './registry.js';
 import type { Diagnostic } from './diagnostics.js';
+import { toYaml } from '../manifests/yaml.js';
 
 const where = { file: 'f.ts', line: 1, col: 1 };
 const registry = defaultRegistry();
@@ -288,6 +289,10 @@ describe('collectFileMarkers', () => {
     expect(parsedValue('+kubebuilder:validation:MaxLength=0x10')).toBe(16);
     expect(parsedValue('+kubebuilder:validation:MaxLength=007')).toBe(7);
     expect(value('-9007199254740991', T.int)).toBe(-9007199254740991);
+    // So an integer is written in digits, never in exponent form.
+    expect(toYaml({ maxLength: parsedValue('+kubebuilder:validation:MaxLength=9007199254740991') })).toBe(
+      'maxLength: 9007199254740991\n',
+    );
   });
 
   it('points at the bad value inside a marker', () => {
