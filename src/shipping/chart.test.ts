@@ -102,12 +102,12 @@ describe('renderChart', () => {
 });
 
 /**
- * A CRD template rendered as Helm renders it with the default values, by a checker that knows the Go
- * template lexer (an action runs from `{{` to the first `}}` outside a string literal; `{{- ` trims the
- * white space before it) and only the actions the chart writer puts in a CRD template: any other action
- * is a live template action from the project's text, an error.
+ * A template rendered as Helm renders it with the default values (release demo in demo-system), by a
+ * checker that knows the Go template lexer (an action runs from `{{` to the first `}}` outside a string
+ * literal; `{{- ` trims the white space before it) and only the actions the chart writer puts in a CRD or
+ * a ConfigMap: any other action is a live template action from the project's text, an error.
  */
-function renderCrdTemplate(text: string): string {
+function renderTemplate(text: string): string {
   let out = '';
   let at = 0;
   while (at < text.length) {
@@ -134,6 +134,9 @@ function renderCrdTemplate(text: string): string {
     action = action.trim();
     const labels = /^include "demo\.labels" \. \| nindent (\d+)$/.exec(action);
     if (action === '"{{"') out += '{{';
+    else if (action === '"{"') out += '{';
+    else if (action === '.Release.Namespace') out += 'demo-system';
+    else if (action === 'include "demo.fullname" .') out += 'demo';
     else if (labels) out += `\n${' '.repeat(Number(labels[1]))}helm.sh/chart: demo-0.1.0`;
     else if (!['if .Values.crd.enable', 'if .Values.crd.keep', 'end'].includes(action)) {
       throw new Error(`a live template action: {{${action}}}`);
@@ -147,7 +150,7 @@ describe('the chart of a project with hostile text', () => {
     const crd = hostileCrd(texts);
     const chart = renderChart({ projectName: 'demo', objects: [namespace, crd, deployment] });
     const template = chart.templates.find((t) => t.path.startsWith('templates/crd/'))!.content;
-    return { crd, template, rendered: parse(renderCrdTemplate(template), { version: '1.1' }) as typeof crd };
+    return { crd, template, rendered: parse(renderTemplate(template), { version: '1.1' }) as typeof crd };
   };
 
   it('renders every key, value and block of the CRD back to the text it came from', () => {
@@ -159,6 +162,19 @@ describe('the chart of a project with hostile text', () => {
       labels: { 'helm.sh/chart': 'demo-0.1.0' },
       name: 'widgets.demo.example.com',
     });
+  });
+
+  it('renders the names and namespace in the text of other objects, and only those, as Helm expressions', () => {
+    const configMap = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'demo-hostile', namespace: 'demo-system' },
+      data: Object.fromEntries(HOSTILE.map((text, i) => [`k${i}`, text])),
+    };
+    const chart = renderChart({ projectName: 'demo', objects: [namespace, configMap, deployment] });
+    const template = chart.templates.find((t) => t.path === 'templates/extras/hostile.yaml')!.content;
+    expect(template).toContain('{{ .Release.Namespace }}');
+    expect(parse(renderTemplate(template), { version: '1.1' })).toMatchObject({ data: configMap.data });
   });
 
   it('renders arbitrary keys and values back (property)', () => {

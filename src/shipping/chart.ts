@@ -66,6 +66,8 @@ const NAMESPACE = '@@ks:NS@@';
 const CHART_NAME = '@@ks:NM@@';
 const LEFT_BRACES = '@@ks:LB@@';
 const AT = '@@ks:AT@@';
+/** A `{` of the project's text just before a name made a Helm expression: it would make `{{{`. */
+const LEFT_BRACE = '@@ks:LC@@';
 /** The two sequences of the project's text that the chart writes as placeholders: `@` and `{{`. */
 const UNSAFE = /@|\{\{/g;
 
@@ -79,7 +81,7 @@ const INJECT_CA = 'cert-manager.io/inject-ca-from';
 class Templater {
   private readonly directives: ((indent: string) => string)[] = [];
   private readonly raws: string[] = [];
-  /** The namespace, the prefixed names, `@` and `{{`: what text() replaces, in one pass. */
+  /** The namespace, the prefixed names, `@`, `{{` and a `{` before a name: what text() replaces, in one pass. */
   private readonly replaced: RegExp;
 
   constructor(
@@ -95,8 +97,11 @@ class Templater {
     ]
       .filter(Boolean)
       .map(escape);
-    const names = alternatives.length > 0 ? `(?<![a-z0-9-])(?:${alternatives.join('|')})(?![a-z0-9-])|` : '';
-    this.replaced = new RegExp(`${names}${UNSAFE.source}`, 'g');
+    const name = `(?:${alternatives.join('|')})(?![a-z0-9-])`;
+    this.replaced =
+      alternatives.length > 0
+        ? new RegExp(`(?<![a-z0-9-])${name}|${UNSAFE.source}|\\{(?=${name})`, 'g')
+        : UNSAFE;
   }
 
   /** A placeholder that becomes the line(s) `render(indent)` returns, in place of its own line. */
@@ -124,6 +129,7 @@ class Templater {
     return value.replace(this.replaced, (match) => {
       if (match === '@') return AT;
       if (match === '{{') return LEFT_BRACES;
+      if (match === '{') return LEFT_BRACE;
       if (match === this.namespace) return NAMESPACE;
       return `${FULLNAME}-${inert(match.slice(this.prefix.length))}`;
     });
@@ -191,6 +197,7 @@ class Templater {
           if (kind === 'NS') return '{{ .Release.Namespace }}';
           if (kind === 'NM') return `{{ include "${name}.name" . }}`;
           if (kind === 'LB') return '{{ "{{" }}';
+          if (kind === 'LC') return '{{ "{" }}';
           if (kind === 'AT') return '@';
         }
         throw new Error(`unreplaced chart placeholder ${match}`);

@@ -20,6 +20,7 @@ export const HOSTILE = [
   ...['a\n{{ .Values }}\n  b', '|\n- x', '---\n', 'yes', 'on', '<<', '~', '-0x1F', '1_', '- x', '? y'],
   ...['# z', 'a: b', '"q"', "'s'", '\\', 'tab\tin', 'line\u2028sep', 'nel\u0085', 'c1\u0080', 'bom\ufeff'],
   ...['__proto__', 'demo-system', 'demo-controller-manager', 'x demo-system y', '日本語 😀'],
+  ...['{demo-system', '{{{demo-controller-manager}', 'x{demo-controller-manager{demo-system}'],
 ];
 
 /** Strings made of HOSTILE's pieces and of any code points. */

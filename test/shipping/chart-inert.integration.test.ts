@@ -45,7 +45,10 @@ async function helmTemplate(chart: string, ...args: string[]): Promise<string> {
  */
 async function readWithGoYaml(text: string): Promise<Obj[]> {
   const reader = path.join(dir, `reader-${Math.random().toString(36).slice(2)}`);
-  const documents = text.split(/^---$/m).filter((doc) => doc.trim() !== '');
+  // Chunks of comments only (a file's header, helm's `# Source:` lines) are no documents.
+  const documents = text
+    .split(/^---$/m)
+    .filter((doc) => doc.split('\n').some((line) => !/^\s*(?:#.*)?$/.test(line)));
   await mkdir(path.join(reader, 'templates'), { recursive: true });
   await mkdir(path.join(reader, 'docs'));
   await writeFile(path.join(reader, 'Chart.yaml'), 'apiVersion: v2\nname: reader\nversion: 0.1.0\n');
@@ -146,7 +149,12 @@ describe.skipIf(helm === undefined)('the chart of hostile text, rendered by helm
   }, 120_000);
 });
 
-/** Property names, descriptions and enum values of a kind, in TypeScript source. */
+/**
+ * Property names, descriptions and enum values of a kind, in TypeScript source. Not `<<` nor U+2028: the
+ * chart is made from kustomize's output, and kustomize (go-yaml v3) takes even a quoted `"<<"` key for a
+ * merge key and drops it, and writes U+2028 as a line break; `kubectl apply -k` gets the same. The
+ * renderChart test above has them.
+ */
 const HOSTILE_PROPERTIES = `
   /**
    * {{ .Release.Name }} and {{- fail "description" }} and {{/* comment *\\/}} and }} and @@ks:R0@@.
@@ -158,13 +166,11 @@ const HOSTILE_PROPERTIES = `
   '{{- fail "key" }}'?: string;
   '@@ks:R0@@'?: string;
   '@@@ks:L0@@@'?: string;
-  '<<'?: string;
   'yes'?: string;
   'a: b # c'?: string;
   '- x'?: string;
   "'s'"?: string;
   '"q"'?: string;
-  'line\\u2028sep'?: string;
   '{{/* c */}}'?: string;
   '}}'?: string;
   /** nested keys too */
