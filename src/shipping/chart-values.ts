@@ -9,8 +9,7 @@
  *     the templates, which kubesmith also writes).
  * The comments are kubesmith's; comments the user added to values.yaml are not kept.
  */
-import { isDeepStrictEqual } from 'node:util';
-import { Document, isMap, isScalar, LineCounter, parseDocument, type Node, type Scalar } from 'yaml';
+import { Document, isMap, isScalar, LineCounter, parseDocument, type Node } from 'yaml';
 import { KubesmithError } from '../errors.js';
 import type { ChartDefaults, ChartFeatures } from './chart.js';
 
@@ -136,25 +135,14 @@ export function mergeValues(
   for (const leaf of leaves(doc.contents as Node, [])) {
     if (user.contents === null || !user.hasIn(leaf)) continue;
     const mine = user.getIn(leaf, true) as Node | undefined;
-    setLeaf(doc, leaf, valueOf(mine), isScalar(mine) ? mine.type : undefined);
+    // A scalar keeps the user's style (quotes and all): a run's output, merged again, is the same bytes.
+    const node = doc.createNode(isScalar(mine) ? mine.value : (mine?.toJSON() as unknown));
+    if (isScalar(node) && isScalar(mine) && mine.type !== undefined) node.type = mine.type;
+    doc.setIn(leaf, node);
   }
-  for (const [leaf, value] of overrides) setLeaf(doc, leaf, value, undefined);
+  // The command line wins, written plain whatever the file had.
+  for (const [leaf, value] of overrides) doc.setIn(leaf, doc.createNode(value));
   return doc.toString({ lineWidth: 0 });
-}
-
-function valueOf(node: Node | undefined): unknown {
-  return isScalar(node) ? node.value : (node?.toJSON() as unknown);
-}
-
-/**
- * `value` at `leaf` of the generated values, written as the user wrote it (`style`): a value equal to the
- * generated one keeps kubesmith's node, so that the output of a run, merged again, is the same bytes.
- */
-function setLeaf(doc: Document, leaf: string[], value: unknown, style: Scalar['type']): void {
-  if (isDeepStrictEqual(value, valueOf(doc.getIn(leaf, true) as Node | undefined))) return;
-  const node = doc.createNode(value);
-  if (isScalar(node) && style !== undefined) node.type = style;
-  doc.setIn(leaf, node);
 }
 
 /** The paths of the leaves of the generated values (see the rule above). */

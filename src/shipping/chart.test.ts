@@ -221,7 +221,9 @@ describe('mergeValues', () => {
       expect(mergeValues(generated, first, 'values.yaml')).toBe(first);
       const image: [string[], unknown][] = [[['manager', 'image', 'tag'], 'latest']];
       const withImage = mergeValues(generated, '', 'values.yaml', image);
+      expect(withImage).toMatch(/^ {4}tag: latest$/m);
       expect(mergeValues(generated, withImage, 'values.yaml', image)).toBe(withImage);
+      expect(mergeValues(generated, withImage, 'values.yaml')).toBe(withImage);
       // The user's quotes stay too.
       const edited = first.replace('repository: "controller"', "repository: 'mine'");
       const merged = mergeValues(generated, edited, 'values.yaml');
