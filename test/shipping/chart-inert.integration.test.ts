@@ -203,6 +203,11 @@ describe.skipIf(helm === undefined || binaryAssetsOrSkip() === undefined)(
       expect(manifests.code, manifests.stderr).toBe(0);
       const chart = await run(project, 'helm-chart');
       expect(chart.code, chart.stderr).toBe(0);
+      // A second run with nothing changed (and no --img) writes nothing, values.yaml included.
+      const again = await run(project, 'helm-chart', '--json');
+      expect(again.code, again.stderr).toBe(0);
+      const plan = JSON.parse(again.stdout) as { files: { path: string; action: string }[] };
+      expect(plan.files.filter((file) => file.action !== 'unchanged')).toEqual([]);
 
       const base = await readFile(
         path.join(project, 'config/crd/bases/webapp.example.com_guestbooks.yaml'),
