@@ -5,7 +5,8 @@
  *   - renderChart on CRDs and a ConfigMap of hostile and generated strings (keys at any depth, values,
  *     multi-line text), one helm run for all of them;
  *   - a project whose API type has hostile property names, descriptions and enum values: `kubesmith
- *     manifests` then `kubesmith helm-chart`, and the rendered CRD is the one of config/crd/bases.
+ *     manifests` then `kubesmith helm-chart`, and the rendered CRD is the one of config/crd/bases; a
+ *     second `helm-chart` with nothing changed writes nothing.
  */
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
