@@ -15,6 +15,12 @@ export { formatDiagnostic, isError, type Diagnostic } from '../markers/index.js'
 
 /** kubectl apply (client-side) stores the object in an annotation, limited to 256 KiB. */
 const LAST_APPLIED_LIMIT = 262144;
+/**
+ * etcd refuses a request larger than its --max-request-bytes, 1.5 MiB by default, so the API server cannot
+ * store a CRD larger than that (its own 3 MiB limit on a request body comes later). The CRD's JSON, what a
+ * client sends, stands for its size.
+ */
+const ETCD_REQUEST_LIMIT = 1572864;
 
 export interface GenerateOptions {
   /** The project root (the directory holding PROJECT). */
@@ -69,13 +75,27 @@ export async function generateManifests(options: GenerateOptions): Promise<Gener
       // A turn of the event loop, in which the writes of the files handed over so far go on.
       if (options.onFile) await new Promise(setImmediate);
       const size = Buffer.byteLength(content);
-      if (size > LAST_APPLIED_LIMIT && file.source) {
+      const jsonSize = file.documents.reduce<number>(
+        (total, document) => total + Buffer.byteLength(JSON.stringify(document)),
+        0,
+      );
+      const at = (): Pick<Diagnostic, 'file' | 'line' | 'col'> => {
+        if (!file.source) return { file: file.path, line: 1, col: 1 };
         const sf = file.source.getSourceFile();
         const lc = sf.getLineAndCharacterOfPosition(file.source.getStart(sf));
+        return { file: ctx.displayPath(sf), line: lc.line + 1, col: lc.character + 1 };
+      };
+      if (jsonSize > ETCD_REQUEST_LIMIT) {
         ctx.diagnostics.push({
-          file: ctx.displayPath(sf),
-          line: lc.line + 1,
-          col: lc.character + 1,
+          ...at(),
+          code: 'crd-too-large-for-etcd',
+          severity: 'error',
+          message: `${file.path} is ${jsonSize} bytes as JSON, more than the ${ETCD_REQUEST_LIMIT} bytes etcd stores in one object (its --max-request-bytes): the API server would refuse it`,
+          hint: 'drop descriptions with --max-desc-len 0 (or cut them shorter), or serve fewer versions of the kind',
+        });
+      } else if (size > LAST_APPLIED_LIMIT && file.source) {
+        ctx.diagnostics.push({
+          ...at(),
           code: 'crd-too-large',
           severity: 'warning',
           message: `${file.path} is ${size} bytes, more than the ${LAST_APPLIED_LIMIT} bytes of the last-applied annotation of client-side kubectl apply`,

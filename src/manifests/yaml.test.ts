@@ -1,4 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { parseDocument } from 'yaml';
 import { toYaml, toYamlDirect, toYamlWithDocument, writeYamlDocuments } from './yaml.js';
 
 describe('the YAML writer', () => {
@@ -216,5 +218,79 @@ describe('the direct YAML writer', () => {
       expect(text, JSON.stringify(data)).toBe(toYamlWithDocument(data));
     }
     expect(direct).toBeGreaterThan(runs * 0.8);
+  });
+});
+
+describe('the YAML writer on hostile text', () => {
+  /** Pieces of YAML syntax, of the readers' special words and of characters a reader treats apart. */
+  const fragments = [
+    ...['', ' ', ': ', ':', '#', ' #', '-', '- ', '?', '? ', '<<', "'", '"', '\\', '&a', '*a', '!t', '%'],
+    ...['|', '>', '[', '{', '}', ',', '@', '`', '\n', '\n\n', '\t', '\r', '\r\n', '---', '...', '{{'],
+    ...['\u2028', '\u2029', '\u0085', '\u0080', '\u009f', '\u007f', '\ufeff', '\u00a0', '😀', 'é'],
+    ...['yes', 'on', 'y', 'N', '~', 'null', '0x1F', '-0x1F', '+0b1', '0o17', '1_', '1._5', '1e3', '.inf'],
+    ...['word ', 'x'.repeat(90), '__proto__', 'constructor'],
+  ];
+  const text = fc
+    .array(fc.oneof(fc.constantFrom(...fragments), fc.string({ unit: 'binary', maxLength: 8 })), {
+      maxLength: 6,
+    })
+    .map((parts) => parts.join(''));
+  const { node } = fc.letrec<{ node: unknown; map: Record<string, unknown>; list: unknown[] }>((tie) => ({
+    node: fc.oneof({ depthSize: 'small' }, text, text, tie('map'), tie('list')),
+    map: fc.dictionary(text, tie('node'), { maxKeys: 4 }),
+    list: fc.array(tie('node'), { maxLength: 3 }),
+  }));
+  const document = fc.dictionary(text, node, { minKeys: 1, maxKeys: 4 });
+
+  /** The data of `text`, its mappings as objects whose keys are all their own (`__proto__` too). */
+  const readBack = (text: string, version: '1.1' | '1.2'): unknown => {
+    const plain = (value: unknown): unknown =>
+      value instanceof Map
+        ? Object.fromEntries([...value].map(([k, v]) => [String(k), plain(v)]))
+        : Array.isArray(value)
+          ? value.map(plain)
+          : value;
+    const doc = parseDocument(text, { version });
+    expect(doc.errors).toEqual([]);
+    return plain(doc.toJS({ mapAsMap: true }));
+  };
+
+  it('writes any keys and values so that YAML 1.2 and 1.1 readers read back the same data', () => {
+    fc.assert(
+      fc.property(document, (data) => {
+        for (const written of [toYaml(data), toYamlWithDocument(data)]) {
+          expect(readBack(written, '1.2')).toEqual(data);
+          expect(readBack(written, '1.1')).toEqual(data);
+          // go-yaml takes these for line breaks, or refuses them: only escapes of them are written.
+          expect(written).not.toMatch(/[\x7f-\x9f\u2028\u2029\ufeff]/);
+        }
+      }),
+      { numRuns: 500, seed: 20261126 },
+    );
+  });
+
+  it('quotes the keys and values that mean something else to go-yaml', () => {
+    expect(toYaml({ '<<': '<<' })).toBe('"<<": "<<"\n');
+    for (const word of ['-0x1F', '+0b1', '1_', '1._5', '0X1F']) {
+      expect(toYaml({ [word]: word })).toBe(`'${word}': '${word}'\n`);
+      expect(toYamlWithDocument({ [word]: [word] })).toBe(`'${word}':\n- '${word}'\n`);
+    }
+    expect(toYaml({ 'a\u2028b': 'c\u0085d\ne' })).toBe('"a\\u2028b": "c\\u0085d\\ne"\n');
+  });
+
+  it('folds long values only, never a key, and not next to a tab', () => {
+    const long = `${'word '.repeat(20)}end`;
+    for (const data of [
+      { "'quoted' key": long },
+      { 'a:b': long },
+      { '-dash': long },
+      { 'x:y word word word word word word word word word word word word word word word word': { n: 'v' } },
+      { "'q' word word word word word word word word word word word word word word word word": 'v' },
+      { [`? ${long}`]: long },
+      { t: `${'x'.repeat(80)} \tafter tab\t before` },
+    ]) {
+      expect(readBack(toYaml(data), '1.2'), toYaml(data)).toEqual(data);
+    }
+    expect(toYaml({ 'a:b': long }).split('\n')[1]).toMatch(/^ {2}word/);
   });
 });

@@ -277,7 +277,7 @@ export function parseValue(cur: Cursor, type: ArgType, inList = false): unknown 
         cur.pos = start;
         throw new GrammarError(`expected an integer, got ${cur.describeNext()}`, skipSpaceAt(cur));
       }
-      return text.toLowerCase().includes('x') ? parseInt(text, 16) : parseInt(text, 10);
+      return integer(text, cur.pos - text.length);
     }
     case 'number': {
       const text = cur.match(NUMBER);
@@ -312,6 +312,31 @@ export function parseValue(cur: Cursor, type: ArgType, inList = false): unknown 
     case 'any':
       return parseValue(cur, guessType(cur, !inList), inList);
   }
+}
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * The value of an integer literal at `offset`. As controller-gen (Go's int64) refuses one out of the int64
+ * range; one beyond ±2^53 would silently lose digits as a JavaScript number (and be written `1e+26`,
+ * which the API server refuses for an integer field), so that is an error too.
+ */
+function integer(text: string, offset: number): number {
+  const negative = text.startsWith('-');
+  const digits = negative ? text.slice(1) : text;
+  const magnitude = BigInt(digits.toLowerCase().startsWith('0x') ? digits : digits.replace(/^0+(?=\d)/, ''));
+  const value = negative ? -magnitude : magnitude;
+  if (value < INT64_MIN || value > INT64_MAX) {
+    throw new GrammarError(`integer ${text} is out of the int64 range`, offset);
+  }
+  if (value < BigInt(Number.MIN_SAFE_INTEGER) || value > BigInt(Number.MAX_SAFE_INTEGER)) {
+    throw new GrammarError(
+      `integer ${text} is beyond ±${Number.MAX_SAFE_INTEGER}, more than kubesmith keeps exactly`,
+      offset,
+    );
+  }
+  return Number(value);
 }
 
 function skipSpaceAt(cur: Cursor): number {

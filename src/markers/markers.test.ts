@@ -5,6 +5,7 @@ import { defaultRegistry } from './definitions.js';
 import { collectFileMarkers } from './collect.js';
 import { splitMarker, type Marker } from './registry.js';
 import type { Diagnostic } from './diagnostics.js';
+import { toYaml } from '../manifests/yaml.js';
 
 const where = { file: 'f.ts', line: 1, col: 1 };
 const registry = defaultRegistry();
@@ -260,6 +261,38 @@ describe('collectFileMarkers', () => {
       'W',
       'size',
     ]);
+  });
+
+  it('refuses integers out of the int64 range, or beyond what a number keeps exactly, at their position', () => {
+    for (const big of ['100000000000000000000000000', '9223372036854775808', '-0x8000000000000001']) {
+      const line = `  // +kubebuilder:validation:MaxLength=${big}`;
+      const { diagnostics } = collect(`export interface A {\n${line}\n  a: string;\n}\n`);
+      expect(diagnostics, big).toMatchObject([
+        {
+          line: 2,
+          col: line.indexOf(big) + 1,
+          code: 'invalid-marker',
+          message: expect.stringContaining(big),
+        },
+      ]);
+    }
+    expect(parse('+kubebuilder:validation:MaxLength=9007199254740993')).toMatchObject({
+      ok: false,
+      message: expect.stringContaining('beyond ±9007199254740991'),
+    });
+    expect(parse('+kubebuilder:validation:MaxLength=1e26')).toMatchObject({
+      ok: false,
+      code: 'invalid-marker',
+    });
+    expect(parse('+kubebuilder:default=100000000000000000000000')).toMatchObject({ ok: false });
+    expect(parsedValue('+kubebuilder:validation:MaxLength=9007199254740991')).toBe(9007199254740991);
+    expect(parsedValue('+kubebuilder:validation:MaxLength=0x10')).toBe(16);
+    expect(parsedValue('+kubebuilder:validation:MaxLength=007')).toBe(7);
+    expect(value('-9007199254740991', T.int)).toBe(-9007199254740991);
+    // So an integer is written in digits, never in exponent form.
+    expect(toYaml({ maxLength: parsedValue('+kubebuilder:validation:MaxLength=9007199254740991') })).toBe(
+      'maxLength: 9007199254740991\n',
+    );
   });
 
   it('points at the bad value inside a marker', () => {

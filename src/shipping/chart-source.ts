@@ -68,8 +68,22 @@ export async function renderChartSource(root: string, kubectl: string): Promise<
     });
   }
   const yaml = await renderOverlay(root, kubectl, files);
-  const objects = parseAllDocuments(yaml)
-    .map((doc) => doc.toJS() as Record<string, unknown> | null)
-    .filter((object): object is Record<string, unknown> => object !== null && typeof object === 'object');
-  return { objects, added };
+  return { objects: objectsOf(yaml), added };
+}
+
+/** The objects of kustomize's output, every key of theirs their own (`__proto__` too). */
+export function objectsOf(yaml: string): Record<string, unknown>[] {
+  return parseAllDocuments(yaml)
+    .map((doc) => plain(doc.toJS({ mapAsMap: true })))
+    .filter(
+      (object): object is Record<string, unknown> =>
+        object !== null && typeof object === 'object' && !Array.isArray(object),
+    );
+}
+
+/** Maps as objects (toJS() would assign a key `__proto__`, replacing the object's prototype). */
+function plain(value: unknown): unknown {
+  if (value instanceof Map) return Object.fromEntries([...value].map(([k, v]) => [String(k), plain(v)]));
+  if (Array.isArray(value)) return value.map(plain);
+  return value;
 }

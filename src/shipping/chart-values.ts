@@ -135,9 +135,12 @@ export function mergeValues(
   for (const leaf of leaves(doc.contents as Node, [])) {
     if (user.contents === null || !user.hasIn(leaf)) continue;
     const mine = user.getIn(leaf, true) as Node | undefined;
-    const value = isScalar(mine) ? mine.value : (mine?.toJSON() as unknown);
-    doc.setIn(leaf, doc.createNode(value));
+    // A scalar keeps the user's style (quotes and all): a run's output, merged again, is the same bytes.
+    const node = doc.createNode(isScalar(mine) ? mine.value : (mine?.toJSON() as unknown));
+    if (isScalar(node) && isScalar(mine) && mine.type !== undefined) node.type = mine.type;
+    doc.setIn(leaf, node);
   }
+  // The command line wins, written plain whatever the file had.
   for (const [leaf, value] of overrides) doc.setIn(leaf, doc.createNode(value));
   return doc.toString({ lineWidth: 0 });
 }

@@ -1,7 +1,11 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { renderChart } from './chart.js';
 import { generatedValues, mergeValues } from './chart-values.js';
 import { parseManifest } from './chart-files.js';
+import { objectsOf } from './chart-source.js';
+import { HOSTILE, hostileCrd, hostileText } from '../../test/helpers/hostile.js';
 
 const deployment = {
   apiVersion: 'apps/v1',
@@ -97,6 +101,93 @@ describe('renderChart', () => {
   });
 });
 
+/**
+ * A template rendered as Helm renders it with the default values (release demo in demo-system), by a
+ * checker that knows the Go template lexer (an action runs from `{{` to the first `}}` outside a string
+ * literal; `{{- ` trims the white space before it) and only the actions the chart writer puts in a CRD or
+ * a ConfigMap: any other action is a live template action from the project's text, an error.
+ */
+function renderTemplate(text: string): string {
+  let out = '';
+  let at = 0;
+  while (at < text.length) {
+    const open = text.indexOf('{{', at);
+    if (open < 0) {
+      out += text.slice(at);
+      break;
+    }
+    out += text.slice(at, open);
+    let end = open + 2;
+    for (let inString = false; end < text.length; end++) {
+      if (inString) {
+        if (text[end] === '\\') end++;
+        else if (text[end] === '"') inString = false;
+      } else if (text[end] === '"') inString = true;
+      else if (text.startsWith('}}', end)) break;
+    }
+    let action = text.slice(open + 2, end);
+    at = end + 2;
+    if (action.startsWith('- ')) {
+      out = out.trimEnd();
+      action = action.slice(2);
+    }
+    action = action.trim();
+    const labels = /^include "demo\.labels" \. \| nindent (\d+)$/.exec(action);
+    if (action === '"{{"') out += '{{';
+    else if (action === '"{"') out += '{';
+    else if (action === '.Release.Namespace') out += 'demo-system';
+    else if (action === 'include "demo.fullname" .') out += 'demo';
+    else if (labels) out += `\n${' '.repeat(Number(labels[1]))}helm.sh/chart: demo-0.1.0`;
+    else if (!['if .Values.crd.enable', 'if .Values.crd.keep', 'end'].includes(action)) {
+      throw new Error(`a live template action: {{${action}}}`);
+    }
+  }
+  return out;
+}
+
+describe('the chart of a project with hostile text', () => {
+  const render = (texts: readonly string[]) => {
+    const crd = hostileCrd(texts);
+    const chart = renderChart({ projectName: 'demo', objects: [namespace, crd, deployment] });
+    const template = chart.templates.find((t) => t.path.startsWith('templates/crd/'))!.content;
+    return { crd, template, rendered: parse(renderTemplate(template), { version: '1.1' }) as typeof crd };
+  };
+
+  it('renders every key, value and block of the CRD back to the text it came from', () => {
+    const { crd, template, rendered } = render(HOSTILE);
+    expect(template).not.toContain('{{ .Release.Name }}');
+    expect(rendered.spec).toEqual(crd.spec);
+    expect(rendered.metadata).toEqual({
+      annotations: { 'helm.sh/resource-policy': 'keep', 'kubesmith.dev/version': '0.1.0' },
+      labels: { 'helm.sh/chart': 'demo-0.1.0' },
+      name: 'widgets.demo.example.com',
+    });
+  });
+
+  it('renders the names and namespace in the text of other objects, and only those, as Helm expressions', () => {
+    const configMap = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'demo-hostile', namespace: 'demo-system' },
+      data: Object.fromEntries(HOSTILE.map((text, i) => [`k${i}`, text])),
+    };
+    const chart = renderChart({ projectName: 'demo', objects: [namespace, configMap, deployment] });
+    const template = chart.templates.find((t) => t.path === 'templates/extras/hostile.yaml')!.content;
+    expect(template).toContain('{{ .Release.Namespace }}');
+    expect(parse(renderTemplate(template), { version: '1.1' })).toMatchObject({ data: configMap.data });
+  });
+
+  it('renders arbitrary keys and values back (property)', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(hostileText, { minLength: 1, maxLength: 6 }), (texts) => {
+        const { crd, rendered } = render(texts);
+        expect(rendered.spec).toEqual(crd.spec);
+      }),
+      { numRuns: 150, seed: 20261126 },
+    );
+  });
+});
+
 describe('mergeValues', () => {
   const defaults = {
     image: { repository: 'controller', tag: 'latest', digest: '' },
@@ -121,6 +212,24 @@ describe('mergeValues', () => {
     // Comments are kubesmith's, and a second run with nothing changed gives the same bytes.
     expect(after).toContain('# helm.sh/resource-policy: keep');
     expect(mergeValues(generatedValues(withWebhook, defaults), after, 'values.yaml')).toBe(after);
+  });
+
+  it('a second run with nothing changed gives the same bytes, quotes and all', () => {
+    for (const features of [none, withWebhook]) {
+      const generated = generatedValues(features, defaults);
+      const first = mergeValues(generated, '', 'values.yaml');
+      expect(mergeValues(generated, first, 'values.yaml')).toBe(first);
+      const image: [string[], unknown][] = [[['manager', 'image', 'tag'], 'latest']];
+      const withImage = mergeValues(generated, '', 'values.yaml', image);
+      expect(withImage).toMatch(/^ {4}tag: latest$/m);
+      expect(mergeValues(generated, withImage, 'values.yaml', image)).toBe(withImage);
+      expect(mergeValues(generated, withImage, 'values.yaml')).toBe(withImage);
+      // The user's quotes stay too.
+      const edited = first.replace('repository: "controller"', "repository: 'mine'");
+      const merged = mergeValues(generated, edited, 'values.yaml');
+      expect(merged).toContain("repository: 'mine'");
+      expect(mergeValues(generated, merged, 'values.yaml')).toBe(merged);
+    }
   });
 
   it('a part config/default includes itself is on by default', () => {
@@ -155,5 +264,13 @@ describe('parseManifest', () => {
       ['Chart.yaml', ''],
       ['templates/x.yaml', hash],
     ]);
+  });
+});
+
+describe('objectsOf', () => {
+  it('keeps a key __proto__ as a key', () => {
+    const [crd] = objectsOf('kind: CustomResourceDefinition\nspec:\n  __proto__:\n    type: string\n---\n');
+    expect(Object.keys(crd!['spec'] as object)).toEqual(['__proto__']);
+    expect(Object.getPrototypeOf(crd!['spec'])).toBe(Object.prototype);
   });
 });

@@ -11,9 +11,15 @@
  * `{{- include ... | nindent }}`), the quoted scalar for a raw value (`replicas: {{ ... }}`), or a part of
  * a string (names, the namespace). The YAML writer never sees template syntax, so the output is always the
  * same bytes for the same objects.
+ *
+ * Every text of the project (keys at any depth, values, block scalars) reaches the templates inert: its
+ * `{{` becomes the action `{{ "{{" }}`, which Helm renders back to `{{` (and `}}` outside an action is
+ * plain text to Go templates), and its `@` becomes a placeholder too, so that no text of the project can
+ * spell a placeholder of the chart writer. Placeholders are then replaced in one left-to-right pass.
  */
-import { stringify } from 'yaml';
+import { Document } from 'yaml';
 import { KubesmithError } from '../errors.js';
+import { escapeRawCharacters, goYamlText } from '../manifests/yaml.js';
 import type { ImageReference } from '../project/image.js';
 
 type Obj = Record<string, unknown>;
@@ -53,11 +59,17 @@ export interface RenderedChart {
   defaults: ChartDefaults;
 }
 
-const TOKEN = /@@ks:([A-Z]+)(\d*)@@/g;
+/** The placeholders left after the directive lines: a raw value (with the quotes YAML put around it) or a token. */
+const PLACEHOLDER = /(["']?)@@ks:R(\d+)@@\1|@@ks:([A-Z]+)(\d*)@@/g;
 const FULLNAME = '@@ks:FN@@';
 const NAMESPACE = '@@ks:NS@@';
 const CHART_NAME = '@@ks:NM@@';
 const LEFT_BRACES = '@@ks:LB@@';
+const AT = '@@ks:AT@@';
+/** A `{` of the project's text just before a name made a Helm expression: it would make `{{{`. */
+const LEFT_BRACE = '@@ks:LC@@';
+/** The two sequences of the project's text that the chart writes as placeholders: `@` and `{{`. */
+const UNSAFE = /@|\{\{/g;
 
 /** Objects config/default renders that a chart leaves to Helm (`helm install --create-namespace`). */
 const DROPPED_KINDS = new Set(['Namespace']);
@@ -69,7 +81,8 @@ const INJECT_CA = 'cert-manager.io/inject-ca-from';
 class Templater {
   private readonly directives: ((indent: string) => string)[] = [];
   private readonly raws: string[] = [];
-  private readonly names: RegExp | undefined;
+  /** The namespace, the prefixed names, `@`, `{{` and a `{` before a name: what text() replaces, in one pass. */
+  private readonly replaced: RegExp;
 
   constructor(
     readonly projectName: string,
@@ -84,10 +97,11 @@ class Templater {
     ]
       .filter(Boolean)
       .map(escape);
-    this.names =
+    const name = `(?:${alternatives.join('|')})(?![a-z0-9-])`;
+    this.replaced =
       alternatives.length > 0
-        ? new RegExp(`(?<![a-z0-9-])(${alternatives.join('|')})(?![a-z0-9-])`, 'g')
-        : undefined;
+        ? new RegExp(`(?<![a-z0-9-])${name}|${UNSAFE.source}|\\{(?=${name})`, 'g')
+        : UNSAFE;
   }
 
   /** A placeholder that becomes the line(s) `render(indent)` returns, in place of its own line. */
@@ -107,16 +121,24 @@ class Templater {
     return [this.line(() => `{{- if ${condition} }}`), ...items, this.line(() => '{{- end }}')];
   }
 
-  /** A string of kustomize's with the namespace and the prefixed names made Helm expressions again. */
+  /**
+   * A string of kustomize's with the namespace and the prefixed names made Helm expressions again, and
+   * its `@` and `{{` placeholders.
+   */
   text(value: string): string {
-    const escaped = value.replaceAll('{{', LEFT_BRACES);
-    if (!this.names) return escaped;
-    return escaped.replace(this.names, (match) =>
-      match === this.namespace ? NAMESPACE : `${FULLNAME}-${match.slice(this.prefix.length)}`,
-    );
+    return value.replace(this.replaced, (match) => {
+      if (match === '@') return AT;
+      if (match === '{{') return LEFT_BRACES;
+      if (match === '{') return LEFT_BRACE;
+      if (match === this.namespace) return NAMESPACE;
+      return `${FULLNAME}-${inert(match.slice(this.prefix.length))}`;
+    });
   }
 
-  /** Every string below `value` through text(); `app.kubernetes.io/name` labels become the chart's name. */
+  /**
+   * Every string below `value` through text(), every key made inert; `app.kubernetes.io/name` labels
+   * become the chart's name.
+   */
   rewrite(value: unknown, key?: string): unknown {
     if (typeof value === 'string') {
       if (key === 'app.kubernetes.io/name' && value === this.projectName) return CHART_NAME;
@@ -124,16 +146,38 @@ class Templater {
     }
     if (Array.isArray(value)) return value.map((item) => this.rewrite(item));
     if (value && typeof value === 'object') {
-      const out: Obj = {};
-      for (const [k, v] of Object.entries(value as Obj)) out[k] = this.rewrite(v, k);
-      return out;
+      // fromEntries: a key `__proto__` is a key like any other.
+      return Object.fromEntries(Object.entries(value as Obj).map(([k, v]) => [inert(k), this.rewrite(v, k)]));
     }
     return value;
   }
 
+  /**
+   * A CustomResourceDefinition: its schema, names and versions are the project's API, the same text in
+   * every release (kustomize does not rename inside them either); only its metadata and the service of
+   * its conversion webhook get the release's names.
+   */
+  rewriteCrd(crd: Obj): Obj {
+    return Object.fromEntries(
+      Object.entries(crd).map(([key, value]) => {
+        const spec = record(value);
+        if (key !== 'spec' || !spec) return [inert(key), this.rewrite(value)];
+        return [
+          key,
+          Object.fromEntries(
+            Object.entries(spec).map(([k, v]) => [
+              inert(k),
+              k === 'conversion' ? this.rewrite(v) : verbatim(v),
+            ]),
+          ),
+        ];
+      }),
+    );
+  }
+
   /** The template text of `object`, a YAML document between `{{- if condition }}` and `{{- end }}` when given. */
   render(object: Obj, condition: string | undefined): string {
-    const yaml = stringify(sortKeys(object), { lineWidth: 0, minContentWidth: 0 });
+    const yaml = goYamlText(new Document(sortKeys(object)), { lineWidth: 0, minContentWidth: 0 });
     const lines: string[] = [];
     for (const line of yaml.split('\n')) {
       const directive = /^(\s*)(?:- )?(["']?)@@ks:L(\d+)@@\2(?:: null)?$/.exec(line);
@@ -146,12 +190,16 @@ class Templater {
     const name = this.projectName;
     const body = lines
       .join('\n')
-      .replace(/(["']?)@@ks:R(\d+)@@\1/g, (_m, _q, index: string) => this.raws[Number(index)]!)
-      .replace(TOKEN, (match, kind: string) => {
-        if (kind === 'FN') return `{{ include "${name}.fullname" . }}`;
-        if (kind === 'NS') return '{{ .Release.Namespace }}';
-        if (kind === 'NM') return `{{ include "${name}.name" . }}`;
-        if (kind === 'LB') return '{{ "{{" }}';
+      .replace(PLACEHOLDER, (match, _quote, raw: string | undefined, kind: string, index: string) => {
+        if (raw !== undefined) return this.raws[Number(raw)]!;
+        if (index === '') {
+          if (kind === 'FN') return `{{ include "${name}.fullname" . }}`;
+          if (kind === 'NS') return '{{ .Release.Namespace }}';
+          if (kind === 'NM') return `{{ include "${name}.name" . }}`;
+          if (kind === 'LB') return '{{ "{{" }}';
+          if (kind === 'LC') return '{{ "{" }}';
+          if (kind === 'AT') return '@';
+        }
         throw new Error(`unreplaced chart placeholder ${match}`);
       })
       .trimEnd();
@@ -161,6 +209,20 @@ class Templater {
       ? `${header}\n${body}\n`
       : `${header}\n{{- if ${condition} }}\n${body}\n{{- end }}\n`;
   }
+}
+
+/** `text` of the project with its `@` and `{{` as placeholders (see the header). */
+function inert(text: string): string {
+  return text.replace(UNSAFE, (match) => (match === '@' ? AT : LEFT_BRACES));
+}
+
+/** `value` with every key and string made inert, and nothing else changed. */
+function verbatim(value: unknown): unknown {
+  if (typeof value === 'string') return inert(value);
+  if (Array.isArray(value)) return value.map(verbatim);
+  const object = record(value);
+  if (!object) return value;
+  return Object.fromEntries(Object.entries(object).map(([k, v]) => [inert(k), verbatim(v)]));
 }
 
 /** Mapping keys sorted, as kustomize writes them, whatever order the templating added keys in. */
@@ -264,7 +326,7 @@ export function renderChart(input: ChartInput): RenderedChart {
       dir = 'extras';
     }
 
-    const rewritten = t.rewrite(object) as Obj;
+    const rewritten = kind === 'CustomResourceDefinition' ? t.rewriteCrd(object) : (t.rewrite(object) as Obj);
     labelWithChart(t, rewritten);
     annotate(t, rewritten, kind, certManagerOn);
     if (object === manager) templateManager(t, rewritten, features, defaults);
@@ -300,9 +362,11 @@ function annotate(t: Templater, object: Obj, kind: string, certManagerOn: string
   const annotations = { ...(record(metadata['annotations']) ?? {}) };
   const inject = annotations[INJECT_CA];
   if (typeof inject === 'string') {
+    // A JSON string is a YAML double-quoted one.
+    const quoted = escapeRawCharacters(JSON.stringify(inject));
     delete annotations[INJECT_CA];
     annotations[
-      t.line((indent) => `{{- if ${certManagerOn} }}\n${indent}${INJECT_CA}: "${inject}"\n{{- end }}`)
+      t.line((indent) => `{{- if ${certManagerOn} }}\n${indent}${INJECT_CA}: ${quoted}\n{{- end }}`)
     ] = null;
   }
   if (kind === 'CustomResourceDefinition') {
