@@ -115,13 +115,23 @@ function isInside(realRoot: string, real: string | undefined): boolean {
 }
 
 /**
- * What the program may read besides the project's own files: declarations (`.d.ts`), where installed
- * packages keep their types (a workspace's packages are links out of node_modules). Any other file an
- * import reaches outside the project (a `.ts`, a `.json`) is not read.
+ * What the program may read: the project's own files where they really are inside the project (an import
+ * or a link that leads out is as if the file did not exist), and installed packages, by a path through
+ * a node_modules directory or as declarations (`.d.ts`): a workspace's packages are links out of
+ * node_modules, which TypeScript follows. npm makes node_modules, not a pull request.
  */
 function readableFor(root: string): (file: string) => boolean {
   const realRoot = realpathSync(root);
-  return (file) => /\.d\.[cm]?ts$/.test(file) || isInside(realRoot, realPathOf(file) ?? file);
+  const roots = [...new Set([path.resolve(root), realRoot])];
+  const isPackageFile = (file: string) => /\/node_modules\//.test(file) || /\.d\.[cm]?ts$/.test(file);
+  return (file) => {
+    const inProject = roots
+      .map((r) => path.relative(r, file))
+      .find((from) => from !== '' && !from.startsWith('..') && !path.isAbsolute(from));
+    if (inProject === undefined || inProject.split(path.sep)[0] === 'node_modules')
+      return isPackageFile(file);
+    return isInside(realRoot, realPathOf(file));
+  };
 }
 
 /**
