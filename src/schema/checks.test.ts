@@ -85,7 +85,7 @@ describe('patterns against Go regexp', () => {
     expect(re2Matches(pattern, '')).toBeTypeOf('boolean');
   });
 
-  it('matches in linear time: ^(a+)+$ against thirty a and a ! (a backtracking engine takes minutes)', () => {
+  it('matches ^(a+)+$ against thirty a and a ! in linear time (JavaScript backtracks for seconds)', () => {
     const schema = { type: 'string', pattern: '^(a+)+$' };
     valueProblems('a', schema); // The engine loads on first use: not what this test times.
     const start = performance.now();
