@@ -1,5 +1,21 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { celProblem, re2Problem, valueProblems } from './checks.js';
+import { OWN_PATTERNS, re2Matches } from './re2.js';
+
+/** Go's regexp on patterns where JavaScript's RegExp answers otherwise (test/fixtures/re2/go prints it). */
+interface GoAnswer {
+  pattern: string;
+  /** regexp.Compile's error. */
+  error?: string;
+  /** Each input with regexp.MatchString's verdict. */
+  matches?: [string, boolean][];
+}
+const GO_REGEXP = JSON.parse(
+  readFileSync(new URL('../../test/fixtures/re2/go-regexp.json', import.meta.url), 'utf8'),
+) as GoAnswer[];
+const show = (pattern: string) =>
+  JSON.stringify(pattern.length > 40 ? `${pattern.slice(0, 40)}...` : pattern);
 
 describe('re2Problem', () => {
   // Each verdict checked against Go 1.26's regexp.Compile (what the apiserver uses).
@@ -41,6 +57,41 @@ describe('re2Problem', () => {
     '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
   ])('accepts %s', (pattern) => {
     expect(re2Problem(pattern)).toBeUndefined();
+  });
+});
+
+describe('patterns against Go regexp', () => {
+  const refused = GO_REGEXP.filter((a) => a.error !== undefined).map((a) => [show(a.pattern), a] as const);
+  const compiled = GO_REGEXP.filter((a) => a.error === undefined).map((a) => [show(a.pattern), a] as const);
+
+  it.each(refused)('refuses %s as regexp.Compile does, with its reason', (_, { pattern, error }) => {
+    const why = re2Problem(pattern);
+    expect(why).toBeDefined();
+    // RE2's own words, unless kubesmith names the JavaScript construct (lookahead, backreference...).
+    const own = /^the pattern does not compile as RE2: (.*)$/.exec(why!)?.[1];
+    if (own !== undefined) expect(error).toContain(`error parsing regexp: ${own}`);
+    else expect(why).toMatch(/ (is|are) not supported by RE2/);
+  });
+
+  it.each(compiled)('compiles %s and matches as regexp.MatchString does', (_, { pattern, matches }) => {
+    expect(re2Problem(pattern)).toBeUndefined();
+    const schema = { type: 'string', pattern };
+    const answers = matches!.map(([input]) => [input, valueProblems(input, schema).length === 0]);
+    expect(answers).toEqual(matches);
+  });
+
+  it.each([...OWN_PATTERNS])("compiles kubesmith's own pattern %s (re2Problem trusts it)", (pattern) => {
+    // re2Matches compiles what re2Problem takes on trust: undefined would mean RE2 refuses it.
+    expect(re2Matches(pattern, '')).toBeTypeOf('boolean');
+  });
+
+  it('matches ^(a+)+$ against thirty a and a ! in linear time (JavaScript backtracks for seconds)', () => {
+    const schema = { type: 'string', pattern: '^(a+)+$' };
+    valueProblems('a', schema); // The engine loads on first use: not what this test times.
+    const start = performance.now();
+    const problems = valueProblems(`${'a'.repeat(30)}!`, schema);
+    expect(performance.now() - start).toBeLessThan(2000);
+    expect(problems).toEqual([`"${'a'.repeat(30)}!" does not match the pattern ^(a+)+$`]);
   });
 });
 

@@ -1,99 +1,13 @@
 /**
- * Checks of what the apiserver parses inside a schema: patterns (RE2, Go's `regexp`, not JavaScript's),
- * CEL rules, and default values against their own schema. Each returns problems as text; the caller says
- * where. These are deliberately small: a pattern scanner for the JavaScript-only constructs RE2 rejects, a
- * lexical check of CEL (non-empty, closed string literals, balanced brackets) rather than a CEL parser, and
- * a validator for the keywords CRD schemas use.
+ * Checks of what the apiserver parses inside a schema: patterns (RE2, Go's `regexp`, not JavaScript's: see
+ * re2.ts), CEL rules, and default values against their own schema. Each returns problems as text; the caller
+ * says where. These are deliberately small: a lexical check of CEL (non-empty, closed string literals,
+ * balanced brackets) rather than a CEL parser, and a validator for the keywords CRD schemas use.
  */
+import { re2Matches } from './re2.js';
 import type { JSONSchemaProps } from './types.js';
 
-/** RE2 syntax JavaScript lacks, rewritten to what JavaScript reads the same way: \Q..\E, (?P<n>, (?i). */
-function toJavaScript(pattern: string): string {
-  return pattern
-    .replace(/\\Q([\s\S]*?)(?:\\E|$)/g, (_, text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'))
-    .replace(/\(\?P</g, '(?<')
-    .replace(/\(\?[imsU-]+\)/g, '')
-    .replace(/\(\?[imsU-]+:/g, '(?:');
-}
-
-/**
- * A JavaScript RegExp matching as the RE2 `pattern` does, or undefined when the two could differ (Unicode
- * classes, \x{..}, \z, POSIX classes, flags) or it does not compile.
- */
-export function jsRegExpFor(pattern: string): RegExp | undefined {
-  if (/\\[pPzQ]|\\x\{|\[:|\(\?[imsU-]/.test(pattern)) return undefined;
-  try {
-    return new RegExp(pattern);
-  } catch {
-    return undefined;
-  }
-}
-
-const RE2_ESCAPES = 'afnrtvxdDsSwWpPAzbBQE';
-
-/** Why `pattern` would not compile as RE2 (Go's regexp), or undefined when it would. */
-export function re2Problem(pattern: string): string | undefined {
-  let inClass = false;
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i];
-    const next = pattern[i + 1] ?? '';
-    if (c === '\\') {
-      if (next === 'Q') {
-        // \Q...\E quotes literally.
-        const end = pattern.indexOf('\\E', i + 2);
-        i = end < 0 ? pattern.length : end + 1;
-        continue;
-      }
-      // `\1` alone is a backreference; `\12` is an octal escape, which RE2 has.
-      if (/[1-7]/.test(next) && !/[0-7]/.test(pattern[i + 2] ?? '')) {
-        return `backreferences (\\${next}) are not supported by RE2`;
-      }
-      if (next === 'k' && pattern[i + 2] === '<')
-        return 'named backreferences (\\k<name>) are not supported by RE2';
-      // RE2 knows these letter escapes only; any other letter (\u, \Z, \c, \h...) is an error there.
-      if (/[A-Za-z89]/.test(next) && (!RE2_ESCAPES.includes(next) || (inClass && 'bBAz'.includes(next)))) {
-        const hint =
-          next === 'u' ? ' (write \\x{41} for a code point)' : next === 'Z' ? ' (use \\z or $)' : '';
-        return `the escape \\${next} is not supported by RE2${hint}`;
-      }
-      i++;
-      continue;
-    }
-    if (inClass) {
-      if (c === ']') inClass = false;
-      continue;
-    }
-    if (c === '[') {
-      inClass = true;
-      // A `]` right after `[` or `[^` is a literal.
-      if (next === ']') i++;
-      else if (next === '^' && pattern[i + 2] === ']') i += 2;
-      continue;
-    }
-    if (c === '(' && next === '?') {
-      const rest = pattern.slice(i + 2, i + 4);
-      if (rest.startsWith('=') || rest.startsWith('!'))
-        return 'lookahead ((?=...), (?!...)) is not supported by RE2';
-      if (rest === '<=' || rest === '<!') return 'lookbehind ((?<=...), (?<!...)) is not supported by RE2';
-      if (rest.startsWith('>')) return 'atomic groups ((?>...)) are not supported by RE2';
-    }
-    if ((c === '*' || c === '+' || c === '?' || c === '}') && next === '+') {
-      // `a++`, `a*+`, `a?+`, `a{2}+`: possessive quantifiers. (`a+?` is lazy, which RE2 has.)
-      const prev = pattern[i - 1];
-      if (c !== '?' || (prev !== '*' && prev !== '+' && prev !== '?' && prev !== '}')) {
-        return `possessive quantifiers (${c}+) are not supported by RE2`;
-      }
-    }
-  }
-  try {
-    // Then plain syntax errors (unbalanced parentheses, a dangling quantifier...). Not with the `u` flag,
-    // which rejects identity escapes such as `\-` that RE2 accepts.
-    new RegExp(toJavaScript(pattern));
-  } catch (error) {
-    return `the pattern does not compile: ${(error as Error).message}`;
-  }
-  return undefined;
-}
+export { re2Problem } from './re2.js';
 
 /**
  * Why a CEL expression cannot parse, judged lexically: it must be non-empty, close its string literals
@@ -201,10 +115,9 @@ export function valueProblems(value: unknown, schema: JSONSchemaProps, at = ''):
       out.push(`${show(value)}${where} is shorter than ${schema.minLength} characters`);
     if (schema.maxLength !== undefined && length > schema.maxLength)
       out.push(`${show(value)}${where} is longer than ${schema.maxLength} characters`);
-    if (schema.pattern !== undefined) {
-      const re = jsRegExpFor(schema.pattern);
-      if (re && !re.test(value))
-        out.push(`${show(value)}${where} does not match the pattern ${schema.pattern}`);
+    // A pattern that does not compile is reported by itself (re2Problem), not once per value.
+    if (schema.pattern !== undefined && re2Matches(schema.pattern, value) === false) {
+      out.push(`${show(value)}${where} does not match the pattern ${schema.pattern}`);
     }
   }
   if (Array.isArray(value)) {
