@@ -7,7 +7,9 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KubesmithError } from '../errors.js';
+import { yaml } from '../manifests/lazy-yaml.js';
 import type { ImageReference } from '../project/image.js';
+import { checkKustomizeSources } from './kustomize-sources.js';
 
 /** The image name config/manager/kustomization.yaml gives the manager container. */
 export const MANAGER_IMAGE = 'controller';
@@ -36,6 +38,27 @@ export async function renderInstaller(root: string, kubectl: string, image: Imag
 }
 
 /**
+ * The project's directories the overlay's kustomizations list (`../config/default` is `config/default`);
+ * the overlay's own directories are not the project's.
+ */
+function overlaySources(files: Record<string, string>): string[] {
+  const dirs: string[] = [];
+  for (const [file, content] of Object.entries(files)) {
+    if (path.posix.basename(file) !== 'kustomization.yaml') continue;
+    const parsed = yaml().parse(content) as { resources?: unknown } | null;
+    const resources = Array.isArray(parsed?.resources) ? parsed.resources : [];
+    for (const entry of resources) {
+      // The overlay stands one directory below the root.
+      const target = path.posix.normalize(
+        path.posix.join('overlay', path.posix.dirname(file), String(entry)),
+      );
+      if (!target.startsWith('overlay/') && target !== 'overlay') dirs.push(target);
+    }
+  }
+  return dirs;
+}
+
+/**
  * Renders a throw-away kustomization (its files by path, `kustomization.yaml` at the top) with
  * `kubectl kustomize`. The overlay lives inside the project, so that kustomize's load restrictions allow
  * `../config/...`, and is removed afterwards.
@@ -45,6 +68,7 @@ export async function renderOverlay(
   kubectl: string,
   files: Record<string, string>,
 ): Promise<string> {
+  checkKustomizeSources(root, overlaySources(files));
   const overlay = await mkdtemp(path.join(root, '.kubesmith-installer-'));
   try {
     for (const [file, content] of Object.entries(files)) {
