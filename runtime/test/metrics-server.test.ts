@@ -7,13 +7,13 @@ import fs from 'node:fs';
 import http from 'node:http';
 import http2 from 'node:http2';
 import https from 'node:https';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import tls from 'node:tls';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
+import { closedAfter, silentSockets } from './sockets.js';
 import { createLogger } from '../src/logger.js';
 import { MetricsServer, type MetricsServingOptions } from '../src/metrics-server.js';
 import { localKubeConfig } from './local-server.js';
@@ -211,36 +211,13 @@ describe('MetricsServer reviews', () => {
 });
 
 describe('MetricsServer limits', () => {
-  /** TCP connections that never send a byte. */
-  function silentSockets(port: number, count: number): Promise<net.Socket[]> {
-    return Promise.all(
-      Array.from(
-        { length: count },
-        () =>
-          new Promise<net.Socket>((resolve, reject) => {
-            const socket = net.connect(port, '127.0.0.1', () => resolve(socket));
-            socket.once('error', reject);
-            cleanup.push(() => void socket.destroy());
-          }),
-      ),
-    );
-  }
-
-  function closedAfter(socket: net.Socket): Promise<number> {
-    const started = performance.now();
-    return new Promise((resolve) => {
-      socket.on('error', () => {});
-      socket.once('close', () => resolve(performance.now() - started));
-    });
-  }
-
   it('serves with maxConnections silent sockets open, and cuts silent sockets and slow headers', async () => {
     const port = await serve(false, {
       maxConnections: 3,
       handshakeTimeoutMs: 1_000,
       headersTimeoutMs: 1_000,
     });
-    const silent = await silentSockets(port, 3);
+    const silent = await silentSockets(port, 3, cleanup);
     const silentClosed = silent.map((socket) => closedAfter(socket));
     // No token: a 401 without a review, so the answer shows the connection was served.
     expect(await scrape(port, '')).toBe(401);

@@ -2,11 +2,10 @@
  * The health probe server on real sockets: the port is reachable from the pod network, so silent and
  * slow connections are cut and cannot lock kubelet's probes out.
  */
-import net from 'node:net';
-import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.js';
 import { ProbeServer } from '../src/probes.js';
+import { closedAfter, silentSockets } from './sockets.js';
 
 const cleanup: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -26,26 +25,10 @@ async function serve(): Promise<number> {
   return address.port;
 }
 
-function connect(port: number): Promise<net.Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1', () => resolve(socket));
-    socket.once('error', reject);
-    cleanup.push(() => void socket.destroy());
-  });
-}
-
-function closedAfter(socket: net.Socket): Promise<number> {
-  const started = performance.now();
-  return new Promise((resolve) => {
-    socket.on('error', () => {});
-    socket.once('close', () => resolve(performance.now() - started));
-  });
-}
-
 describe('ProbeServer limits', () => {
   it('answers /healthz with maxConnections silent sockets open, and closes them after headersTimeoutMs', async () => {
     const port = await serve();
-    const silent = await Promise.all([connect(port), connect(port), connect(port)]);
+    const silent = await silentSockets(port, 3, cleanup);
     const closed = silent.map((socket) => closedAfter(socket));
     const answer = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2_000) });
     expect(answer.status).toBe(200);
@@ -55,7 +38,7 @@ describe('ProbeServer limits', () => {
 
   it('cuts a client whose headers trickle', async () => {
     const port = await serve();
-    const slow = await connect(port);
+    const slow = (await silentSockets(port, 1, cleanup))[0]!;
     const closed = closedAfter(slow);
     slow.write('GET /healthz HTTP/1.1\r\n');
     const timer = setInterval(() => slow.write('X-Slow: 1\r\n'), 200);

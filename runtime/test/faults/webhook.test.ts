@@ -5,10 +5,10 @@
  */
 import fs from 'node:fs';
 import http2 from 'node:http2';
-import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import tls from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
+import { closedAfter, silentSockets } from '../sockets.js';
 import { groupVersion } from '../../src/kinds.js';
 import { validating } from '../../src/webhook/admission.js';
 import { validatePath } from '../../src/webhook/paths.js';
@@ -57,30 +57,6 @@ function connect(port: number, ca: string, options: tls.ConnectionOptions = {}):
   });
 }
 
-/** `count` TCP connections to the server that never send a byte; resolves once all are connected. */
-function silentSockets(port: number, count: number): Promise<net.Socket[]> {
-  return Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<net.Socket>((resolve, reject) => {
-          const socket = net.connect(port, '127.0.0.1', () => resolve(socket));
-          socket.once('error', reject);
-          cleanup.push(() => void socket.destroy());
-        }),
-    ),
-  );
-}
-
-/** How long until the server closes `socket`, in ms. */
-function closedAfter(socket: net.Socket): Promise<number> {
-  const started = performance.now();
-  return new Promise((resolve) => {
-    socket.on('error', () => {});
-    socket.once('close', () => resolve(performance.now() - started));
-  });
-}
-
 describe('slow clients', () => {
   it('are cut off: headers that never end, a body that trickles, an idle kept-alive connection', async () => {
     const { port, certs } = await serve({
@@ -119,7 +95,7 @@ describe('floods', () => {
   it('serves a real client at once with maxConnections silent sockets open, and closes them after handshakeTimeoutMs', async () => {
     const { port, call } = await serve({ maxConnections: 4, handshakeTimeoutMs: 1_000 });
     // TCP connections that never send a TLS ClientHello, as many as the cap.
-    const silent = await silentSockets(port, 4);
+    const silent = await silentSockets(port, 4, cleanup);
     const closed = silent.map((socket) => closedAfter(socket));
     const started = performance.now();
     const reply = await call(admissionReview({ object }));
