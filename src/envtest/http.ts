@@ -29,6 +29,11 @@ export interface FetchOptions {
   retries?: number;
   /** What this IP address is when a connection to it is refused, or undefined to allow it. Default: all allowed. */
   addressRule?: (ip: string) => string | undefined;
+  /**
+   * A body must bring 64 KiB in every window of this length, or it is given up as too slow (the idle
+   * timeout alone lets a byte every few seconds go on for ever). Default: 60 s.
+   */
+  paceWindowMs?: number;
   /** Test seam: the certificate authority https servers are checked against. Default: Node's. */
   ca?: string;
 }
@@ -64,6 +69,12 @@ export class RefusedFetch extends FetchError {
 }
 
 const MAX_REDIRECTS = 5;
+/**
+ * A body must bring at least this much in every minute: the idle timeout alone lets a server keep a
+ * download going for ever with a byte every few seconds. 64 KiB a minute is far below any real link.
+ */
+const MIN_BYTES_PER_WINDOW = 64 * 1024;
+const RATE_WINDOW_MS = 60_000;
 
 export async function fetchUrl(url: URL, options: FetchOptions): Promise<Fetched> {
   if (url.protocol === 'file:') return openFile(url, options.maxBytes);
@@ -168,7 +179,18 @@ function get(url: URL, options: FetchOptions, redirects: number): Promise<Fetche
         return;
       }
       resolve({
-        body: bounded(response, url, size, options.maxBytes, () => timedOut),
+        body: bounded(
+          response,
+          url,
+          size,
+          options.maxBytes,
+          () => timedOut,
+          (error) => {
+            timedOut = error;
+            response.destroy(error);
+          },
+          options.paceWindowMs,
+        ),
         size,
         address: response.socket.remoteAddress,
       });
@@ -176,15 +198,27 @@ function get(url: URL, options: FetchOptions, redirects: number): Promise<Fetche
   });
 }
 
-/** The response body with its size checked while it flows, and breaks reported as one line. */
+/**
+ * The response body with its size and its pace checked while it flows (`stop` ends a body that brings less
+ * than MIN_BYTES_PER_WINDOW in a minute), and breaks reported as one line.
+ */
 async function* bounded(
   body: AsyncIterable<Buffer>,
   url: URL,
   size: number | undefined,
   maxBytes: number,
   timedOut: () => FetchError | undefined,
+  stop: (error: FetchError) => void,
+  windowMs = RATE_WINDOW_MS,
 ): AsyncGenerator<Buffer> {
   let received = 0;
+  let inWindow = 0;
+  const pace = setInterval(() => {
+    if (inWindow < MIN_BYTES_PER_WINDOW) {
+      stop(new FetchError(`${url.host} sends too slowly (${inWindow} bytes in ${seconds(windowMs)})`));
+    }
+    inWindow = 0;
+  }, windowMs);
   const broken = (): FetchError =>
     timedOut() ??
     new FetchError(
@@ -193,12 +227,15 @@ async function* bounded(
   try {
     for await (const chunk of body) {
       received += chunk.length;
+      inWindow += chunk.length;
       if (received > maxBytes)
         throw new FetchError(`${url.href} sends more than the ${maxBytes} bytes allowed`);
       yield chunk;
     }
   } catch (error) {
     throw error instanceof FetchError ? error : broken();
+  } finally {
+    clearInterval(pace);
   }
   if (size !== undefined && received !== size) throw broken();
 }

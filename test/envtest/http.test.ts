@@ -118,6 +118,21 @@ describe('fetchUrl', () => {
     );
   });
 
+  it('gives up a body that trickles, though each byte comes within the idle timeout', async () => {
+    script['/trickle'] = [
+      (r) => {
+        r.writeHead(200);
+        const timer = setInterval(() => r.write('x'), 50);
+        r.on('close', () => clearInterval(timer));
+      },
+    ];
+    const started = performance.now();
+    await expect(text(`${base}/trickle`, 1024, 0, { paceWindowMs: 500 })).rejects.toThrow(
+      /^127\.0\.0\.1:\d+ sends too slowly \(\d+ bytes in 500 ms\)$/,
+    );
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
   it('refuses schemes other than http, https and file', async () => {
     await expect(text('ftp://example.com/index.yaml')).rejects.toThrow(
       'unsupported URL scheme ftp: in ftp://example.com/index.yaml (use https:, http: or file:)',
