@@ -235,17 +235,26 @@ export function watchWithBookmarks(source: Watcher, options: WatchTimeouts = {})
   };
 }
 
-/** Restarts of a failing informer: 100 ms doubling to 30 s, each shortened by up to half at random. */
-const RESTART_BASE_MS = 100;
+/**
+ * Restarts of a failing informer, as client-go's reflector backs off (NewExponentialBackoffManager(800ms,
+ * 30s, 2min, 2.0, 1.0)): 800 ms doubling, the doubling capped at 30 s, each delay lengthened by up to as
+ * much again at random (jitter 1.0), so at the cap restarts come every 30 to 60 s.
+ */
+const RESTART_BASE_MS = 800;
 const RESTART_CAP_MS = 30_000;
-/** A backoff starts over once this long has passed since the last failure (client-go: 2 minutes). */
+/**
+ * A backoff starts over once this long has passed since the last failure: the informer has been healthy
+ * (client-go: no delay asked for in 2 minutes).
+ */
 const RESTART_RESET_MS = 120_000;
 
 /**
- * An Informer over a ListWatch: synced once `listed()` says a list succeeded, restarted after errors with
- * a backoff that grows (100 ms doubling, capped at 30 s, jittered) while failures keep coming, and starts
- * over after 2 minutes without one. A restart that merely reconnects does not reset it: a watch that
- * fails again at once must not make the informer reconnect in a tight loop. Exported for tests.
+ * An Informer over a ListWatch: synced once `listed()` says a list succeeded, restarted after errors (a
+ * failed list, a failed watch, a watch that ended at once) with client-go's backoff, one for the list and
+ * the watch alike: 800 ms doubling, capped at 30 s, jittered up to twice that, growing while failures keep
+ * coming and starting over after 2 minutes without one. A restart that merely reconnects does not reset it:
+ * a watch that fails again at once must not make the informer reconnect in a tight loop. Exported for
+ * tests.
  */
 export function supervisedInformer(
   listWatch: ListWatchLike,
@@ -296,7 +305,7 @@ export function supervisedInformer(
     if (now - lastFailure > RESTART_RESET_MS) failures = 0;
     lastFailure = now;
     const base = Math.min(RESTART_BASE_MS * 2 ** failures++, RESTART_CAP_MS);
-    const delay = Math.round(base * (1 - random() / 2));
+    const delay = Math.round(base * (1 + random()));
     log.warn('list or watch failed, restarting', { error: err, delayMs: delay });
     clock.clearTimeout(retry);
     retry = clock.setTimeout(() => {
