@@ -6,6 +6,7 @@ import {
   type ListWatchLike,
   type ObjectHandler,
 } from '../src/cache.js';
+import { realClock } from '../src/clock.js';
 import { ManualInformer } from '../src/testing/informer.js';
 import { createLogger } from '../src/logger.js';
 import type { KubernetesObject } from '../src/types.js';
@@ -171,7 +172,7 @@ describe('InformerCache', () => {
         informers.push(informer);
         return informer;
       },
-      { namespace: 'team-a' },
+      { namespace: 'team-a', byObject: [], syncTimeoutMs: 120_000, clock: realClock },
     );
     const kind = {
       group: 'apps',

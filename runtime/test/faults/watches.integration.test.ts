@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { clientNodeInformerFactory, type Informer } from '../../src/cache.js';
 import { HttpClient, type Client } from '../../src/client.js';
 import type { Envtest } from '../../src/envtest/index.js';
+import { withDefaults } from '../../src/options.js';
 import {
   ConfigMapKind,
   createNamespace,
@@ -51,7 +52,11 @@ async function startInformer(
   through = proxy.kubeConfig(env.kubeConfig),
 ): Promise<{ informer: Informer; added: string[]; lines: Record<string, unknown>[] }> {
   const { logger, lines } = memoryLogger();
-  const made = clientNodeInformerFactory(through, logger)(ConfigMapKind, {
+  const made = clientNodeInformerFactory(
+    through,
+    logger,
+    withDefaults(),
+  )(ConfigMapKind, {
     namespace: ns,
   });
   informer = made;
