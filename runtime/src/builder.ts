@@ -6,7 +6,7 @@
 import type { Informer } from './cache.js';
 import type { Clock } from './clock.js';
 import type { EventRecorder } from './events.js';
-import { Controller, type MapFunction } from './controller.js';
+import { Controller, type ControllerDefaults, type MapFunction } from './controller.js';
 import type { ResourceKind } from './kinds.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
@@ -25,10 +25,12 @@ export interface ControllerHost {
   getEventRecorderFor?(name: string): EventRecorder;
   /** Aborted when the host loses leadership; the builder hands it to the reconciler's context. */
   readonly leadership?: AbortSignal;
+  /** What a controller gets unless its builder says otherwise: the manager's `controller` option. */
+  readonly controllerDefaults?: ControllerDefaults;
 }
 
 export interface BuilderOptions {
-  /** How many objects are reconciled at once. Default 1. */
+  /** How many objects are reconciled at once. Default: the manager's `controller.maxConcurrentReconciles`. */
   maxConcurrentReconciles?: number;
 }
 
@@ -103,9 +105,7 @@ export function controllerManagedBy(host: ControllerHost): Builder {
         ...(host.clock ? { clock: host.clock } : {}),
         ...(host.getEventRecorderFor ? { recorder: host.getEventRecorderFor(controllerName) } : {}),
         ...(host.leadership ? { signal: host.leadership } : {}),
-        ...(options.maxConcurrentReconciles
-          ? { maxConcurrentReconciles: options.maxConcurrentReconciles }
-          : {}),
+        ...maxConcurrentReconciles(options, host.controllerDefaults),
       });
       if (forKind)
         controller.watch(host.informerFor(forKind), requestForObject, [...filters, ...forPredicates]);
@@ -124,6 +124,14 @@ export function controllerManagedBy(host: ControllerHost): Builder {
     },
   };
   return builder;
+}
+
+function maxConcurrentReconciles(
+  options: BuilderOptions,
+  defaults: ControllerDefaults | undefined,
+): { maxConcurrentReconciles?: number } {
+  const workers = options.maxConcurrentReconciles || defaults?.maxConcurrentReconciles;
+  return workers ? { maxConcurrentReconciles: workers } : {};
 }
 
 function requestForObject(object: KubernetesObject): Request[] {

@@ -43,7 +43,7 @@ export interface InformerOptions {
    * Keep `metadata.managedFields` on cached objects. Default: false: they are dropped as each object
    * arrives (controller-runtime's TransformStripManagedFields), so objects read from the cache have none.
    * They are server-side apply's bookkeeping, often half of a small object, and a controller rarely reads
-   * them; one that does sets this for its kind (`cacheSelectors: [{ kind, keepManagedFields: true }]`).
+   * them; one that does sets this for its kind (`cache: { byObject: [{ kind, keepManagedFields: true }] }`).
    */
   keepManagedFields?: boolean;
 }
@@ -73,22 +73,40 @@ export interface ListWatchLike {
   list(namespace?: string): KubernetesObject[];
 }
 
-/** How the informers of a real API server talk to it. */
-export interface InformerFactoryOptions {
+/**
+ * What the manager's cache holds and how it fills (controller-runtime's `cache.Options`): the manager's
+ * `cache` option. `withDefaults` (options.ts) applies the defaults.
+ */
+export interface CacheOptions {
   /**
-   * The timeout of each list request, and how long a streamed list may go without an event. Default:
-   * the client's (DEFAULT_REQUEST_TIMEOUT_MS, 30 s).
+   * Cache, and so watch and reconcile, one namespace only (namespaced kinds): the generated projects'
+   * WATCH_NAMESPACE. Default: every namespace.
    */
-  requestTimeoutMs?: number;
+  namespace?: string;
   /**
-   * Stream each informer's list: one watch with `sendInitialEvents` (reflector.ts), as client-go's
-   * informers do since Kubernetes 1.35. Default: true. A server that refuses it (WatchList off; before
-   * 1.27) is read in pages.
+   * Per kind, cache (and so watch and reconcile) only the objects matching these label and field
+   * selectors, and whether to keep their managedFields (controller-runtime's `ByObject`): an object that
+   * stops matching leaves the cache as a delete event. Default: every object of every kind.
+   */
+  byObject?: readonly KindSelector[];
+  /**
+   * Stream each informer's list: one watch with `sendInitialEvents` served from the API server's watch
+   * cache, as client-go's informers do since Kubernetes 1.35 (WatchListClient). `false` reads it in pages
+   * with continue tokens, as a server that refuses the stream (WatchList off; before 1.27) is read anyway.
+   * Default: true.
    */
   streamingList?: boolean;
   /** Objects per page of an informer's list read in pages. Default: 500 (client-go's pager). */
   listPageSize?: number;
-  /** Watch parameters (tests shorten them). */
+}
+
+/** What the informers of a real API server need: the manager's resolved options (withDefaults). */
+export interface InformerFactoryConfig {
+  cache: { streamingList: boolean; listPageSize: number };
+  /** The timeout of each list request, and how long a streamed list may go without an event. */
+  client: { timeoutMs: number };
+  clock: Clock;
+  /** Watch parameters (tests shorten them). Default: watchWithBookmarks's. */
   watch?: WatchTimeouts;
 }
 
@@ -103,13 +121,9 @@ export interface InformerFactoryOptions {
 export function clientNodeInformerFactory(
   kubeConfig: KubeConfig,
   logger: Logger,
-  clock: Clock = realClock,
-  factoryOptions: InformerFactoryOptions = {},
+  config: InformerFactoryConfig,
 ): InformerFactory {
-  const client = new HttpClient(
-    kubeConfig,
-    factoryOptions.requestTimeoutMs !== undefined ? { timeoutMs: factoryOptions.requestTimeoutMs } : {},
-  );
+  const client = new HttpClient(kubeConfig, { timeoutMs: config.client.timeoutMs });
   return (kind, options) => {
     const namespace = kind.namespaced ? options.namespace : undefined;
     const transform = options.keepManagedFields ? undefined : stripManagedFields;
@@ -119,24 +133,22 @@ export function clientNodeInformerFactory(
       kind: kind as ResourceKind<KubernetesObject>,
       path: resourcePath(kind, namespace),
       watcher: watchWithBookmarks(client, {
-        ...factoryOptions.watch,
+        ...config.watch,
         ...(transform ? { transform } : {}),
       }),
       list: {
         ...(namespace ? { namespace } : {}),
         ...(options.labelSelector ? { labelSelector: options.labelSelector } : {}),
         ...(options.fieldSelector ? { fieldSelector: options.fieldSelector } : {}),
-        ...(factoryOptions.listPageSize ? { pageSize: factoryOptions.listPageSize } : {}),
+        pageSize: config.cache.listPageSize,
       },
       ...(transform ? { transform } : {}),
-      ...(factoryOptions.streamingList === false ? { streamingList: false } : {}),
-      ...(factoryOptions.requestTimeoutMs !== undefined
-        ? { streamTimeoutMs: factoryOptions.requestTimeoutMs }
-        : {}),
+      streamingList: config.cache.streamingList,
+      streamTimeoutMs: config.client.timeoutMs,
       onFallback: (reason) =>
         log.info('the API server did not stream the list; reading it in pages', { reason }),
     });
-    return supervisedInformer(reflector, () => reflector.hasListed(), log, clock);
+    return supervisedInformer(reflector, () => reflector.hasListed(), log, config.clock);
   };
 }
 
@@ -235,17 +247,26 @@ export function watchWithBookmarks(source: Watcher, options: WatchTimeouts = {})
   };
 }
 
-/** Restarts of a failing informer: 100 ms doubling to 30 s, each shortened by up to half at random. */
-const RESTART_BASE_MS = 100;
+/**
+ * Restarts of a failing informer, as client-go's reflector backs off (NewExponentialBackoffManager(800ms,
+ * 30s, 2min, 2.0, 1.0)): 800 ms doubling, the doubling capped at 30 s, each delay lengthened by up to as
+ * much again at random (jitter 1.0), so at the cap restarts come every 30 to 60 s.
+ */
+const RESTART_BASE_MS = 800;
 const RESTART_CAP_MS = 30_000;
-/** A backoff starts over once this long has passed since the last failure (client-go: 2 minutes). */
+/**
+ * A backoff starts over once this long has passed since the last failure: the informer has been healthy
+ * (client-go: no delay asked for in 2 minutes).
+ */
 const RESTART_RESET_MS = 120_000;
 
 /**
- * An Informer over a ListWatch: synced once `listed()` says a list succeeded, restarted after errors with
- * a backoff that grows (100 ms doubling, capped at 30 s, jittered) while failures keep coming, and starts
- * over after 2 minutes without one. A restart that merely reconnects does not reset it: a watch that
- * fails again at once must not make the informer reconnect in a tight loop. Exported for tests.
+ * An Informer over a ListWatch: synced once `listed()` says a list succeeded, restarted after errors (a
+ * failed list, a failed watch, a watch that ended at once) with client-go's backoff, one for the list and
+ * the watch alike: 800 ms doubling, capped at 30 s, jittered up to twice that, growing while failures keep
+ * coming and starting over after 2 minutes without one. A restart that merely reconnects does not reset it:
+ * a watch that fails again at once must not make the informer reconnect in a tight loop. Exported for
+ * tests.
  */
 export function supervisedInformer(
   listWatch: ListWatchLike,
@@ -296,7 +317,7 @@ export function supervisedInformer(
     if (now - lastFailure > RESTART_RESET_MS) failures = 0;
     lastFailure = now;
     const base = Math.min(RESTART_BASE_MS * 2 ** failures++, RESTART_CAP_MS);
-    const delay = Math.round(base * (1 - random() / 2));
+    const delay = Math.round(base * (1 + random()));
     log.warn('list or watch failed, restarting', { error: err, delayMs: delay });
     clock.clearTimeout(retry);
     retry = clock.setTimeout(() => {
@@ -328,14 +349,13 @@ export function keyOf(object: KubernetesObject): string {
   return objectKey(object.metadata?.namespace, object.metadata?.name ?? '');
 }
 
-export interface CacheOptions {
-  /** Cache one namespace only (namespaced kinds): the manager's WATCH_NAMESPACE. Default: all. */
-  namespace?: string;
-  /** Per kind: only the objects these select. Default: every object (of `namespace`). */
-  selectors?: readonly KindSelector[];
-  /** How long a read waits for an informer it started to sync. Default: 120 000 ms. */
-  syncTimeoutMs?: number;
-  clock?: Clock;
+/** What an InformerCache holds (the manager's resolved `cache` option), and how long a read waits. */
+export interface InformerCacheConfig {
+  namespace: string | undefined;
+  byObject: readonly KindSelector[];
+  /** How long a read waits for an informer it started to sync. */
+  syncTimeoutMs: number;
+  clock: Clock;
 }
 
 /**
@@ -357,12 +377,12 @@ export class InformerCache implements Reader {
 
   constructor(
     private readonly factory: InformerFactory,
-    options: CacheOptions = {},
+    config: InformerCacheConfig,
   ) {
-    for (const selector of options.selectors ?? []) this.selectors.set(kindKey(selector.kind), selector);
-    this.namespace = options.namespace || undefined;
-    this.syncTimeoutMs = options.syncTimeoutMs ?? 120_000;
-    this.clock = options.clock ?? realClock;
+    for (const selector of config.byObject) this.selectors.set(kindKey(selector.kind), selector);
+    this.namespace = config.namespace || undefined;
+    this.syncTimeoutMs = config.syncTimeoutMs;
+    this.clock = config.clock;
   }
 
   informerFor(kind: ResourceKind<unknown>): Informer {

@@ -143,6 +143,25 @@ function requireName(kind: ResourceKind<unknown>, object: unknown): string {
   return name;
 }
 
+/**
+ * How the manager's clients talk to the API server (controller-runtime's `client.Options`): the manager's
+ * `client` option. `withDefaults` (options.ts) applies the defaults.
+ */
+export interface ClientOptions {
+  /**
+   * How long every request to the API server but a watch (gets, lists, writes, leader election, events,
+   * an informer's list) may wait for its answer before it fails with a RequestTimeoutError; a reconcile
+   * that meets one fails and is requeued with backoff. A call can set its own (`{ timeoutMs }`). A
+   * streamed list may go this long between two events. Default: 30 000 ms (DEFAULT_REQUEST_TIMEOUT_MS).
+   */
+  timeoutMs?: number;
+  /**
+   * Kinds `mgr.client` reads from the API server instead of the cache (controller-runtime's
+   * `client.CacheOptions.DisableFor`): kinds too many or too large to cache, read seldom. Default: none.
+   */
+  disableCacheFor?: readonly ResourceKind<unknown>[];
+}
+
 export interface HttpClientOptions {
   /** How long a request may wait for its answer, unless the call says otherwise. Default: 30 000 ms. */
   timeoutMs?: number;

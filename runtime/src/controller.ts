@@ -26,6 +26,22 @@ import {
 } from './reconcile.js';
 import type { KubernetesObject } from './types.js';
 
+/**
+ * What every controller of a manager gets unless its builder says otherwise (controller-runtime's
+ * `config.Controller`): the manager's `controller` option. `withDefaults` (options.ts) applies the
+ * defaults.
+ */
+export interface ControllerDefaults {
+  /** How many objects each controller reconciles at once (`withOptions` sets one's own). Default: 1. */
+  maxConcurrentReconciles?: number;
+  /**
+   * How long the caches of the controllers may take to sync before `mgr.start()` fails, as a missing CRD
+   * or RBAC rule would make them; a read that starts an informer waits as long. Default: 120 000 ms
+   * (controller-runtime's two minutes).
+   */
+  cacheSyncTimeoutMs?: number;
+}
+
 export interface ControllerOptions {
   name: string;
   reconciler: Reconciler;

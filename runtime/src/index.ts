@@ -31,6 +31,7 @@ export {
   resourcePath,
   type ApplyOptions,
   type Client,
+  type ClientOptions,
   type DeleteOptions,
   type HttpClientOptions,
   type ListOptions,
@@ -64,8 +65,10 @@ export {
   type InformerOptions,
   type KindSelector,
   type CacheOptions,
+  type InformerCacheConfig,
+  type InformerFactoryConfig,
 } from './cache.js';
-export { Controller, type MapFunction } from './controller.js';
+export { Controller, type ControllerDefaults, type MapFunction } from './controller.js';
 export {
   controllerManagedBy,
   requestsForOwner,
@@ -92,9 +95,21 @@ export {
   type EventType,
   type ObjectReference,
 } from './events.js';
-export { Manager, parseBindAddress, type ManagerOptions } from './manager.js';
-export type { MetricsServingOptions } from './metrics-server.js';
-export { LeaderElector, LeaseKind, type Lease, type LeaderElectorOptions } from './leaderelection.js';
+export { Manager, parseBindAddress } from './manager.js';
+export {
+  DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS,
+  withDefaults,
+  type ManagerConfig,
+  type ManagerOptions,
+} from './options.js';
+export type { MetricsOptions, MetricsServingOptions } from './metrics-server.js';
+export {
+  LeaderElector,
+  LeaseKind,
+  type Lease,
+  type LeaderElectionOptions,
+  type LeaderElectorOptions,
+} from './leaderelection.js';
 export {
   addFinalizer,
   containsFinalizer,

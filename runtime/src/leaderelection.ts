@@ -35,21 +35,50 @@ export const LeaseKind = resourceKind<Lease>({
   namespaced: true,
 });
 
+/**
+ * The manager's leader election (controller-runtime's `LeaderElection*` options): the manager's
+ * `leaderElection` option. `withDefaults` (options.ts) applies the defaults.
+ */
+export interface LeaderElectionOptions {
+  /**
+   * Run the controllers only while holding the coordination.k8s.io/v1 Lease `id`, so that several
+   * replicas run with one active. Caches, probes and webhooks run on every replica. Default: false.
+   */
+  enabled?: boolean;
+  /** The Lease's name, such as `guestbook.example.com`. Default: none; required when enabled. */
+  id?: string;
+  /**
+   * The Lease's namespace. Default: the pod's namespace (from its service account); required outside a
+   * cluster.
+   */
+  namespace?: string;
+  /** This replica's holderIdentity; must differ between replicas. Default: `<hostname>_<random uuid>`. */
+  identity?: string;
+  /** How long a Lease holds without renewal before another replica takes it. Default: 15 000 ms. */
+  leaseDurationMs?: number;
+  /** How long the leader tries to renew before it gives up leadership (and stops). Default: 10 000 ms. */
+  renewDeadlineMs?: number;
+  /** How often replicas try to acquire, and the leader renews. Default: 2 000 ms. */
+  retryPeriodMs?: number;
+  /** Give the Lease up on a graceful stop, so that another replica takes over at once. Default: true. */
+  releaseOnCancel?: boolean;
+}
+
 export interface LeaderElectorOptions {
   client: Client;
-  /** The Lease's name: the manager's leaderElectionId. */
+  /** The Lease's name: the manager's `leaderElection.id`. */
   name: string;
   namespace: string;
   /** This replica's identity, written as holderIdentity. Must differ between replicas. */
   identity: string;
-  /** How long a Lease holds without renewal before another replica takes it. Default: 15 000 ms. */
-  leaseDurationMs?: number;
-  /** How long the leader keeps trying to renew before it gives up leadership. Default: 10 000 ms. */
-  renewDeadlineMs?: number;
-  /** How often replicas try to acquire, and the leader renews. Default: 2 000 ms. */
-  retryPeriodMs?: number;
-  /** Give the Lease up on stop(), so that another replica takes over at once. Default: true. */
-  releaseOnStop?: boolean;
+  /** How long a Lease holds without renewal before another replica takes it. */
+  leaseDurationMs: number;
+  /** How long the leader keeps trying to renew before it gives up leadership. */
+  renewDeadlineMs: number;
+  /** How often replicas try to acquire, and the leader renews. */
+  retryPeriodMs: number;
+  /** Give the Lease up on stop(), so that another replica takes over at once. */
+  releaseOnStop: boolean;
   logger: Logger;
   /**
    * Timers, durations and the Lease's times, for tests. Default: timers of realClock, durations on
@@ -81,9 +110,9 @@ export class LeaderElector {
   private settleAcquire: ((acquired: boolean) => void) | undefined;
 
   constructor(private readonly options: LeaderElectorOptions) {
-    this.leaseDurationMs = options.leaseDurationMs ?? 15_000;
-    this.renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
-    this.retryPeriodMs = options.retryPeriodMs ?? 2_000;
+    this.leaseDurationMs = options.leaseDurationMs;
+    this.renewDeadlineMs = options.renewDeadlineMs;
+    this.retryPeriodMs = options.retryPeriodMs;
     if (this.renewDeadlineMs >= this.leaseDurationMs) {
       throw new Error('leader election: renewDeadlineMs must be shorter than leaseDurationMs');
     }
@@ -123,7 +152,7 @@ export class LeaderElector {
     this.settleAcquire?.(false);
     this.settleAcquire = undefined;
     await this.attempt.catch(() => false);
-    if (this.leading && (this.options.releaseOnStop ?? true)) await this.release();
+    if (this.leading && this.options.releaseOnStop) await this.release();
     this.leading = false;
   }
 

@@ -7,121 +7,22 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { ControllerHost } from './builder.js';
-import {
-  clientNodeInformerFactory,
-  InformerCache,
-  type Informer,
-  type InformerFactory,
-  type KindSelector,
-} from './cache.js';
+import { clientNodeInformerFactory, InformerCache, type Informer } from './cache.js';
 import { HttpClient, type Client, type Reader } from './client.js';
-import { realClock, type Clock } from './clock.js';
-import type { Controller } from './controller.js';
+import type { Clock } from './clock.js';
+import type { Controller, ControllerDefaults } from './controller.js';
 import { newEventRecorder, type EventRecorder } from './events.js';
 import { DelegatingClient } from './internal/delegating-client.js';
 import type { ResourceKind } from './kinds.js';
 import { inClusterNamespace, LeaderElector } from './leaderelection.js';
-import { createLogger, type Logger } from './logger.js';
+import type { Logger } from './logger.js';
 import { Metrics, processRegistry } from './metrics.js';
-import { MetricsServer, type MetricsServingOptions } from './metrics-server.js';
+import { MetricsServer } from './metrics-server.js';
+import { withDefaults, type ManagerConfig, type ManagerOptions } from './options.js';
 import { ProbeServer } from './probes.js';
-import { WebhookServer, type WebhookServerOptions } from './webhook/index.js';
+import { WebhookServer } from './webhook/index.js';
 
-export interface ManagerOptions {
-  /** Default: KUBECONFIG, ~/.kube/config, or the in-cluster service account. */
-  kubeConfig?: KubeConfig;
-  /** Watch and cache only this namespace (WATCH_NAMESPACE); all namespaces when absent. */
-  namespace?: string;
-  /**
-   * Per kind, cache (and so watch and reconcile) only the objects matching these label and field
-   * selectors, as controller-runtime's `cache.Options.ByObject`: an object that stops matching leaves the
-   * cache as a delete event. Default: every object of every kind.
-   */
-  cacheSelectors?: KindSelector[];
-  /**
-   * Kinds `mgr.client` reads from the API server instead of the cache (controller-runtime's
-   * `client.CacheOptions.DisableFor`): kinds too many or too large to cache, read seldom. Default: none.
-   */
-  clientDisableCacheFor?: ResourceKind<unknown>[];
-  /**
-   * How long every request to the API server but a watch (gets, lists, writes, leader election, events)
-   * may wait for its answer before it fails with a RequestTimeoutError; a reconcile that meets one fails
-   * and is requeued with backoff. A call can set its own (`{ timeoutMs }`). Default: 30 000 ms.
-   */
-  requestTimeoutMs?: number;
-  /** `host:port` of /metrics; `'0'` turns it off. Default `:8080`. */
-  metricsBindAddress?: string;
-  /**
-   * Serve /metrics over HTTPS to callers whose token a TokenReview authenticates and a SubjectAccessReview
-   * allows `get` on `/metrics` (kubebuilder v4's scaffold turns this on). Default: false, as
-   * controller-runtime's option.
-   */
-  metricsSecureServing?: boolean;
-  /**
-   * With metricsSecureServing: the directory of the serving certificate (tls.crt, tls.key), e.g.
-   * cert-manager's Secret, read again when it changes. Default: a self-signed certificate made at start.
-   */
-  metricsCertDir?: string;
-  /**
-   * With metricsSecureServing, offer HTTP/2 on /metrics besides HTTP/1.1 (the webhook server's is
-   * `webhookServer.enableHttp2`). Default: false, as kubebuilder's `--enable-http2`.
-   */
-  metricsEnableHttp2?: boolean;
-  /**
-   * The metrics server's other options, named as the webhook server's: its timeouts (handshake, headers,
-   * request, idle), maxConnections, TLS policy, and the bounds and caches of its reviews. Every one has a
-   * default (docs/runtime-api.md); metricsCertDir and metricsEnableHttp2, when set, win over theirs here.
-   */
-  metricsServer?: MetricsServingOptions;
-  /** `host:port` of /healthz and /readyz; `'0'` turns them off. Default `:8081`. */
-  healthProbeBindAddress?: string;
-  /**
-   * Run the controllers only while holding the coordination.k8s.io/v1 Lease `leaderElectionId`, so that
-   * several replicas run with one active. Caches and probes run on every replica. Default: false.
-   */
-  leaderElection?: boolean;
-  /** The Lease's name, such as `guestbook.example.com`. Required with leaderElection. */
-  leaderElectionId?: string;
-  /** The Lease's namespace. Default: the pod's namespace (from its service account); required outside a cluster. */
-  leaderElectionNamespace?: string;
-  /** How long a Lease holds without renewal before another replica takes it. Default: 15 000 ms. */
-  leaseDurationMs?: number;
-  /** How long the leader tries to renew before it gives up leadership (and stops). Default: 10 000 ms. */
-  renewDeadlineMs?: number;
-  /** How often replicas try to acquire, and the leader renews. Default: 2 000 ms. */
-  retryPeriodMs?: number;
-  /** Give the Lease up on a graceful stop, so that another replica takes over at once. Default: true. */
-  leaderElectionReleaseOnCancel?: boolean;
-  /** This replica's holderIdentity. Default: `<hostname>_<random uuid>`. */
-  leaderElectionIdentity?: string;
-  /** How long in-flight reconciles may run after a stop is requested. Default 30 000 ms. */
-  gracefulShutdownTimeoutMs?: number;
-  /** How long the caches may take to sync before start() fails, as a missing CRD or RBAC rule would. Default: 120 000 ms. */
-  cacheSyncTimeoutMs?: number;
-  /**
-   * Informers stream their list: one watch with `sendInitialEvents` served from the API server's watch
-   * cache, as client-go's informers do since Kubernetes 1.35 (WatchListClient). `false` reads it in pages
-   * of 500 with continue tokens, as a server that refuses the stream (WatchList off; Kubernetes before
-   * 1.27) is read anyway. Default: true.
-   */
-  streamingList?: boolean;
-  /**
-   * The webhook server's options (port 9443, controller-runtime's certificate directory by default). It
-   * starts only when webhooks are registered on `mgr.webhookServer`.
-   */
-  webhookServer?: Omit<WebhookServerOptions, 'logger' | 'metrics'>;
-  /** Stop on SIGTERM and SIGINT. Default true. */
-  handleSignals?: boolean;
-  logger?: Logger;
-  /**
-   * Instead of a client on the kubeconfig (tests): what `mgr.apiReader` reads and every write of
-   * `mgr.client` goes to.
-   */
-  client?: Client;
-  /** Instead of informers on the API server (tests). */
-  informerFactory?: InformerFactory;
-  clock?: Clock;
-}
+export { DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS, type ManagerOptions } from './options.js';
 
 export class Manager implements ControllerHost {
   /**
@@ -164,7 +65,8 @@ export class Manager implements ControllerHost {
   private probeServer: ProbeServer | undefined;
   private metricsServer: MetricsServer | undefined;
   private readonly kubeConfig: KubeConfig | undefined;
-  private readonly options: ManagerOptions;
+  /** The options this manager was created with, every default applied (withDefaults). */
+  readonly config: ManagerConfig;
   private state: 'new' | 'starting' | 'running' | 'stopping' | 'stopped' = 'new';
   private stopping: Promise<void> | undefined;
   private finished!: () => void;
@@ -183,67 +85,70 @@ export class Manager implements ControllerHost {
   }
 
   constructor(options: ManagerOptions = {}) {
-    this.options = options;
-    this.logger = options.logger ?? createLogger();
-    this.clock = options.clock ?? realClock;
+    const config = withDefaults(options);
+    this.config = config;
+    this.logger = config.logger;
+    this.clock = config.clock;
     this.webhookServer = new WebhookServer({
-      ...options.webhookServer,
+      ...config.webhookServer,
       logger: this.logger.child({ logger: 'webhook' }),
       metrics: this.metrics,
     });
-    let kubeConfig = options.kubeConfig;
-    const needsKubeConfig = !options.client || !options.informerFactory;
+    let kubeConfig = config.kubeConfig;
+    const needsKubeConfig = !config.newClient || !config.newInformer;
     if (!kubeConfig && needsKubeConfig) {
       kubeConfig = new KubeConfig();
       kubeConfig.loadFromDefault();
     }
     this.kubeConfig = kubeConfig;
-    const timeouts = options.requestTimeoutMs !== undefined ? { timeoutMs: options.requestTimeoutMs } : {};
-    if (!options.client) this.ownClient = new HttpClient(kubeConfig as KubeConfig, timeouts);
-    this.apiClient = options.client ?? (this.ownClient as HttpClient);
+    if (!config.newClient) {
+      this.ownClient = new HttpClient(kubeConfig as KubeConfig, { timeoutMs: config.client.timeoutMs });
+    }
+    this.apiClient = config.newClient ? config.newClient() : (this.ownClient as HttpClient);
     this.apiReader = this.apiClient;
     const factory =
-      options.informerFactory ??
-      clientNodeInformerFactory(kubeConfig as KubeConfig, this.logger, this.clock, {
-        ...(options.requestTimeoutMs !== undefined ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
-        ...(options.streamingList === false ? { streamingList: false } : {}),
-      });
+      config.newInformer ?? clientNodeInformerFactory(kubeConfig as KubeConfig, this.logger, config);
     this.cache = new InformerCache(factory, {
-      ...(options.namespace ? { namespace: options.namespace } : {}),
-      selectors: options.cacheSelectors ?? [],
-      syncTimeoutMs: options.cacheSyncTimeoutMs ?? 120_000,
+      namespace: config.cache.namespace,
+      byObject: config.cache.byObject,
+      syncTimeoutMs: config.controller.cacheSyncTimeoutMs,
       clock: this.clock,
     });
     this.client = new DelegatingClient(
       this.cache,
       this.apiClient,
-      options.clientDisableCacheFor,
+      config.client.disableCacheFor,
       this.fence.signal,
     );
-    this.leaderElector = options.leaderElection ? this.newLeaderElector(options) : undefined;
+    this.leaderElector = config.leaderElection.enabled ? this.newLeaderElector(config) : undefined;
   }
 
-  private newLeaderElector(options: ManagerOptions): LeaderElector {
-    if (!options.leaderElectionId) {
-      throw new Error('leaderElection needs leaderElectionId: the name of the Lease the replicas share');
+  /** What every controller built on this manager gets unless its builder says otherwise. */
+  get controllerDefaults(): Required<ControllerDefaults> {
+    return this.config.controller;
+  }
+
+  private newLeaderElector({ leaderElection }: ManagerConfig): LeaderElector {
+    if (!leaderElection.id) {
+      throw new Error(
+        'leaderElection needs an id: the name of the Lease the replicas share (leaderElection: { enabled, id })',
+      );
     }
-    const namespace = options.leaderElectionNamespace ?? inClusterNamespace();
+    const namespace = leaderElection.namespace ?? inClusterNamespace();
     if (!namespace) {
       throw new Error(
-        'unable to find the leader election namespace: not running in a cluster, set leaderElectionNamespace',
+        'unable to find the leader election namespace: not running in a cluster, set leaderElection.namespace',
       );
     }
     return new LeaderElector({
       client: this.apiClient,
-      name: options.leaderElectionId,
+      name: leaderElection.id,
       namespace,
-      identity: options.leaderElectionIdentity ?? `${os.hostname()}_${randomUUID()}`,
-      ...(options.leaseDurationMs !== undefined ? { leaseDurationMs: options.leaseDurationMs } : {}),
-      ...(options.renewDeadlineMs !== undefined ? { renewDeadlineMs: options.renewDeadlineMs } : {}),
-      ...(options.retryPeriodMs !== undefined ? { retryPeriodMs: options.retryPeriodMs } : {}),
-      ...(options.leaderElectionReleaseOnCancel !== undefined
-        ? { releaseOnStop: options.leaderElectionReleaseOnCancel }
-        : {}),
+      identity: leaderElection.identity ?? `${os.hostname()}_${randomUUID()}`,
+      leaseDurationMs: leaderElection.leaseDurationMs,
+      renewDeadlineMs: leaderElection.renewDeadlineMs,
+      retryPeriodMs: leaderElection.retryPeriodMs,
+      releaseOnStop: leaderElection.releaseOnCancel,
       logger: this.logger,
       clock: this.clock,
     });
@@ -294,13 +199,13 @@ export class Manager implements ControllerHost {
   async start(): Promise<void> {
     if (this.state !== 'new') throw new Error('a manager starts once');
     this.state = 'starting';
-    if (this.options.handleSignals ?? true) {
+    if (this.config.handleSignals) {
       process.once('SIGTERM', this.signalHandler);
       process.once('SIGINT', this.signalHandler);
     }
     try {
-      await this.serveProbes(this.options.healthProbeBindAddress ?? ':8081');
-      await this.serveMetrics(this.options.metricsBindAddress ?? ':8080');
+      await this.serveProbes(this.config.healthProbeBindAddress);
+      await this.serveMetrics();
       // Webhooks answer on every replica, before the caches sync: conversion needs no cache or lease.
       if (this.webhookServer.paths().length > 0) await this.webhookServer.start();
       this.logger.info('Starting caches');
@@ -309,7 +214,7 @@ export class Manager implements ControllerHost {
       this.state = 'running';
       if (this.leaderElector) {
         const elector = this.leaderElector;
-        this.logger.info('attempting to acquire the leader lease', { lease: this.options.leaderElectionId });
+        this.logger.info('attempting to acquire the leader lease', { lease: this.config.leaderElection.id });
         elector.onLost(() => {
           this.lost = new Error('leader election lost');
           // Fence first, in this same tick: no write of this replica may land once another one may lead.
@@ -332,9 +237,9 @@ export class Manager implements ControllerHost {
     if (this.lost) throw this.lost;
   }
 
-  /** Starts the informers; throws when they have not synced within cacheSyncTimeoutMs. */
+  /** Starts the informers; throws when they have not synced within controller.cacheSyncTimeoutMs. */
   private async waitForCacheSync(): Promise<void> {
-    const timeoutMs = this.options.cacheSyncTimeoutMs ?? 120_000;
+    const timeoutMs = this.config.controller.cacheSyncTimeoutMs;
     let timer: unknown;
     const timeout = new Promise<'timeout'>((resolve) => {
       timer = this.clock.setTimeout(() => resolve('timeout'), timeoutMs);
@@ -353,7 +258,7 @@ export class Manager implements ControllerHost {
     this.metrics.set(
       'leader_election_master_status',
       'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master.',
-      { name: this.options.leaderElectionId ?? '' },
+      { name: this.config.leaderElection.id ?? '' },
       leading ? 1 : 0,
     );
   }
@@ -368,7 +273,7 @@ export class Manager implements ControllerHost {
     this.state = 'stopping';
     process.off('SIGTERM', this.signalHandler);
     process.off('SIGINT', this.signalHandler);
-    const timeout = this.options.gracefulShutdownTimeoutMs ?? DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS;
+    const timeout = this.config.gracefulShutdownTimeoutMs;
     await Promise.all(this.controllers.map((controller) => controller.stop(timeout)));
     // After the controllers: no other replica may start reconciling while ours still run.
     if (this.leaderElector) {
@@ -385,21 +290,16 @@ export class Manager implements ControllerHost {
     this.finished();
   }
 
-  private async serveMetrics(address: string): Promise<void> {
+  private async serveMetrics(): Promise<void> {
+    const options = this.config.metrics;
+    const address = options.bindAddress;
     if (address === '0' || address === '') return;
-    const secure = this.options.metricsSecureServing ?? false;
-    if (secure && !this.kubeConfig) {
-      throw new Error('metricsSecureServing needs a kubeConfig: it reviews tokens with the API server');
+    if (options.secureServing && !this.kubeConfig) {
+      throw new Error('metrics.secureServing needs a kubeConfig: it reviews tokens with the API server');
     }
     const { host, port } = parseBindAddress(address);
     this.metricsServer = new MetricsServer(
-      {
-        ...this.options.metricsServer,
-        bindAddress: address,
-        secureServing: secure,
-        ...(this.options.metricsCertDir ? { certDir: this.options.metricsCertDir } : {}),
-        enableHttp2: this.options.metricsEnableHttp2 ?? this.options.metricsServer?.enableHttp2 ?? false,
-      },
+      options,
       async () => ({ contentType: this.metrics.contentType, body: await this.renderMetrics() }),
       this.logger.child({ logger: 'metrics' }),
       this.kubeConfig as KubeConfig,
@@ -424,9 +324,6 @@ export class Manager implements ControllerHost {
     this.addresses.healthProbe = await this.probeServer.start(host, port);
   }
 }
-
-/** How long stop() waits for in-flight reconciles; a pod's terminationGracePeriodSeconds must exceed it. */
-export const DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS = 30_000;
 
 /** `:8080` listens on every interface, `127.0.0.1:0` on loopback at a free port. */
 export function parseBindAddress(address: string): { host: string | undefined; port: number } {

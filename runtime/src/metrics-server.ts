@@ -38,8 +38,9 @@ export interface MetricsServingOptions {
   keyName?: string;
   /** How long a client may take to complete its TLS handshake. Default: 10 000 ms. */
   handshakeTimeoutMs?: number;
-  /** How long a client may take to send a request's headers, and the whole request. Default: 10 000, 30 000 ms. */
+  /** How long a client may take to send a request's headers. Default: 10 000 ms. */
   headersTimeoutMs?: number;
+  /** How long a client may take to send a whole request. Default: 30 000 ms. */
   readTimeoutMs?: number;
   /**
    * How long an idle kept-alive connection stays open. Default: 90 000 ms (controller-runtime's IdleTimeout):
@@ -79,11 +80,25 @@ export interface MetricsServingOptions {
   maxCachedReviews?: number;
 }
 
-export interface MetricsServerOptions extends MetricsServingOptions {
+/**
+ * The manager's metrics server (controller-runtime's `metricsserver.Options`): the manager's `metrics`
+ * option. `withDefaults` (options.ts) applies bindAddress's, secureServing's and enableHttp2's defaults;
+ * the server its own for the rest (each says it).
+ */
+export interface MetricsOptions extends MetricsServingOptions {
+  /** `host:port` of /metrics; port 0 binds a free port, `'0'` turns the server off. Default: `:8080`. */
+  bindAddress?: string;
+  /**
+   * Serve /metrics over HTTPS to callers whose token a TokenReview authenticates and a SubjectAccessReview
+   * allows `get` on `/metrics` (kubebuilder v4's scaffold turns this on). Default: false, as
+   * controller-runtime's option.
+   */
+  secureServing?: boolean;
+}
+
+export interface MetricsServerOptions extends MetricsOptions {
   /** `host:port`; port 0 binds a free port. */
   bindAddress: string;
-  /** HTTPS with TokenReview and SubjectAccessReview. Default: false (as controller-runtime's option). */
-  secureServing?: boolean;
 }
 
 /** The rendered metrics and their content type. */

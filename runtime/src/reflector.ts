@@ -19,7 +19,7 @@
  * Recovery stays with its owner (supervisedInformer): a failed list or watch is reported to `error`, and
  * the next `start()` resumes the watch from the last resourceVersion, or lists again when it has none.
  */
-import { DEFAULT_REQUEST_TIMEOUT_MS, type ListOptions, type HttpClient } from './client.js';
+import type { ListOptions, HttpClient } from './client.js';
 import { ApiError } from './errors.js';
 import { objectKey, type ResourceKind } from './kinds.js';
 import type { KubernetesObject } from './types.js';
@@ -47,13 +47,13 @@ export interface ReflectorOptions {
   list: Pick<ListOptions, 'namespace' | 'labelSelector' | 'fieldSelector' | 'pageSize'>;
   /** Applied to each listed object before it is stored (a watched one: the watcher applies it). */
   transform?: (object: KubernetesObject) => KubernetesObject;
-  /** Stream the list (see above) instead of reading it in pages. Default: true. */
-  streamingList?: boolean;
+  /** Stream the list (see above) instead of reading it in pages: the cache's `streamingList`. */
+  streamingList: boolean;
   /**
    * How long a streamed list may go without an event (its answer included) before it is given up for a
-   * list in pages: the bound a list request has. Default: DEFAULT_REQUEST_TIMEOUT_MS (30 s).
+   * list in pages: the bound a list request has (the client's `timeoutMs`).
    */
-  streamTimeoutMs?: number;
+  streamTimeoutMs: number;
   /** Told why a streamed list fell back to pages. Default: nobody. */
   onFallback?: (reason: unknown) => void;
 }
@@ -240,7 +240,7 @@ export class Reflector {
   private watchList(run: number): Promise<boolean> {
     const seen = this.objects.size > 0 ? new Set<string>() : undefined;
     const attempt: WatchAttempt = { cancelled: false };
-    const timeoutMs = this.options.streamTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    const timeoutMs = this.options.streamTimeoutMs;
     let initial = true;
     let quiet: ReturnType<typeof setTimeout> | undefined;
     return new Promise<boolean>((resolve) => {
@@ -329,7 +329,7 @@ export class Reflector {
    * streamed list resolves once its objects are in.
    */
   private async listAndWatch(run: number): Promise<void> {
-    if (!this.resourceVersion && (this.options.streamingList ?? true)) {
+    if (!this.resourceVersion && this.options.streamingList) {
       if (await this.watchList(run)) return;
       if (run !== this.run || this.stopped) return;
     }

@@ -47,8 +47,8 @@ async function startManager(
   let release!: () => void;
   const held = new Promise<void>((resolve) => (release = resolve));
   const mgr = Manager.create({
-    client: api,
-    informerFactory: (kind: ResourceKind<unknown>, informerOptions): Informer => {
+    newClient: () => api,
+    newInformer: (kind: ResourceKind<unknown>, informerOptions): Informer => {
       made.push({ kind: kind.kind, options: informerOptions });
       const informer = new ManualInformer(cached[kind.kind] ?? []);
       if (kind.kind === hold) {
@@ -61,7 +61,7 @@ async function startManager(
       informers.set(kind.kind, informer);
       return informer;
     },
-    metricsBindAddress: '0',
+    metrics: { bindAddress: '0' },
     healthProbeBindAddress: '0',
     handleSignals: false,
     logger: createLogger({ write: () => {} }),
@@ -142,10 +142,10 @@ describe("the manager's client", () => {
     expect(made.length).toBe(2);
   });
 
-  it('gives up on a kind whose informer does not sync within cacheSyncTimeoutMs', async () => {
+  it('gives up on a kind whose informer does not sync within controller.cacheSyncTimeoutMs', async () => {
     const { mgr } = await startManager(
       {},
-      { hold: 'Cluster', cacheSyncTimeoutMs: 50, healthProbeBindAddress: '127.0.0.1:0' },
+      { hold: 'Cluster', controller: { cacheSyncTimeoutMs: 50 }, healthProbeBindAddress: '127.0.0.1:0' },
     );
     await expect(mgr.client.get(ClusterKind, 'one')).rejects.toThrow(
       'timed out after 50 ms waiting for the cache of webapp.example.com/v1/Cluster to sync',
@@ -159,7 +159,7 @@ describe("the manager's client", () => {
     const api = new FakeClient({ objects: [guestbook('elsewhere', 'other')] });
     const { mgr, made } = await startManager(
       { Guestbook: [guestbook('here', 'team-a')] },
-      { api, namespace: 'team-a' },
+      { api, cache: { namespace: 'team-a' } },
     );
     expect(made[0]?.options.namespace).toBe('team-a');
     expect((await mgr.client.list(GuestbookKind)).map((g) => g.metadata?.name)).toEqual(['here']);
@@ -178,7 +178,7 @@ describe("the manager's client", () => {
   it('with a cache selector: an object outside it is NotFound, and the message says why', async () => {
     const { mgr } = await startManager(
       { Guestbook: [guestbook('mine', 'default', { team: 'a' })] },
-      { cacheSelectors: [{ kind: GuestbookKind, labelSelector: 'team=a' }] },
+      { cache: { byObject: [{ kind: GuestbookKind, labelSelector: 'team=a' }] } },
     );
     await expect(mgr.client.get(GuestbookKind, 'theirs', 'default')).rejects.toSatisfy(isNotFound);
     await expect(mgr.client.get(GuestbookKind, 'theirs', 'default')).rejects.toThrow(
@@ -186,11 +186,11 @@ describe("the manager's client", () => {
     );
   });
 
-  it('clientDisableCacheFor: those kinds are read from the API server, without an informer', async () => {
+  it('client.disableCacheFor: those kinds are read from the API server, without an informer', async () => {
     const api = new FakeClient({ objects: [guestbook('api-only')] });
     const { mgr, made } = await startManager(
       {},
-      { api, clientDisableCacheFor: [ClusterKind, GuestbookKind] },
+      { api, client: { disableCacheFor: [ClusterKind, GuestbookKind] } },
     );
     expect((await mgr.client.get(GuestbookKind, 'api-only', 'default')).metadata?.name).toBe('api-only');
     await mgr.client.list(ClusterKind);
@@ -199,8 +199,8 @@ describe("the manager's client", () => {
 
   it('before start(), reads fail and say when they work', async () => {
     const mgr = Manager.create({
-      client: new FakeClient(),
-      informerFactory: () => new ManualInformer(),
+      newClient: () => new FakeClient(),
+      newInformer: () => new ManualInformer(),
       logger: createLogger({ write: () => {} }),
     });
     await expect(mgr.client.get(GuestbookKind, 'g', 'default')).rejects.toThrow(

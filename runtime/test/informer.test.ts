@@ -6,6 +6,7 @@ import {
   type ListWatchLike,
   type ObjectHandler,
 } from '../src/cache.js';
+import { realClock } from '../src/clock.js';
 import { ManualInformer } from '../src/testing/informer.js';
 import { createLogger } from '../src/logger.js';
 import type { KubernetesObject } from '../src/types.js';
@@ -61,7 +62,7 @@ async function settle(): Promise<void> {
 }
 
 describe('supervisedInformer', () => {
-  it('has synced only once a list succeeded, retrying failed lists after 100 ms, 200 ms, 400 ms', async () => {
+  it('has synced only once a list succeeded, retrying failed lists after 800 ms, 1.6 s, 3.2 s', async () => {
     const clock = new ManualClock();
     const listWatch = new ScriptedListWatch([
       new Error('refused'),
@@ -83,13 +84,13 @@ describe('supervisedInformer', () => {
     expect(informer.hasSynced()).toBe(false);
     expect(started).toBe(false);
     const startedAt: number[] = [];
-    for (let ms = 0; ms < 1000 && listWatch.starts < 4; ms++) {
+    for (let ms = 0; ms < 10_000 && listWatch.starts < 4; ms += 100) {
       const before = listWatch.starts;
-      clock.advance(1);
+      clock.advance(100);
       await settle();
       if (listWatch.starts > before) startedAt.push(clock.now());
     }
-    expect(startedAt).toEqual([100, 300, 700]);
+    expect(startedAt).toEqual([800, 2_400, 5_600]);
     expect(informer.hasSynced()).toBe(true);
     expect(started).toBe(true);
     expect(added).toEqual(['a']);
@@ -107,8 +108,9 @@ describe('supervisedInformer', () => {
       const failedAt = clock.now();
       const starts = listWatch.starts;
       listWatch.emit('error', new Error('very short watch'));
+      // Every delay these tests expect is a multiple of 100 ms.
       while (listWatch.starts === starts) {
-        clock.advance(1);
+        clock.advance(100);
         await settle();
       }
       delays.push(clock.now() - failedAt);
@@ -116,18 +118,31 @@ describe('supervisedInformer', () => {
     return delays;
   }
 
-  it('keeps backing off while restarted watches fail again at once: doubling, capped at 30 s', async () => {
-    expect(await restartDelays(11, () => 0)).toEqual([
-      100, 200, 400, 800, 1_600, 3_200, 6_400, 12_800, 25_600, 30_000, 30_000,
+  it("keeps backing off while restarted watches fail again at once, as client-go's reflector: 800 ms doubling, capped at 30 s", async () => {
+    expect(await restartDelays(9, () => 0)).toEqual([
+      800, 1_600, 3_200, 6_400, 12_800, 25_600, 30_000, 30_000, 30_000,
     ]);
   });
 
-  it('jitters each delay by up to half, so that informers do not reconnect in step', async () => {
-    expect(await restartDelays(3, () => 0.999)).toEqual([50, 100, 200]);
+  it('lengthens each delay by up to as much again at random (jitter 1.0), so that informers do not reconnect in step', async () => {
+    expect(await restartDelays(3, () => 0.5)).toEqual([1_200, 2_400, 4_800]);
+  });
+
+  it('at most 5 restarts in any 10 s of watches that end at once, even at the shortest delays', async () => {
+    const delays = await restartDelays(8, () => 0);
+    const at = delays.map((_, i) => delays.slice(0, i + 1).reduce((a, b) => a + b, 0));
+    const busiest = Math.max(
+      ...[0, ...at].map((first) => [0, ...at].filter((t) => t >= first && t < first + 10_000).length),
+    );
+    expect(busiest).toBeLessThanOrEqual(5);
   });
 
   it('starts the backoff over after 2 minutes without a failure', async () => {
-    expect(await restartDelays(3, () => 0, 120_001)).toEqual([100, 100, 100]);
+    expect(await restartDelays(3, () => 0, 120_001)).toEqual([800, 800, 800]);
+  });
+
+  it('does not start it over while failures come less than 2 minutes apart', async () => {
+    expect(await restartDelays(3, () => 0, 100_000)).toEqual([800, 1_600, 3_200]);
   });
 
   it('lets a waiting start() return when stopped, and restarts nothing after', async () => {
@@ -157,7 +172,7 @@ describe('InformerCache', () => {
         informers.push(informer);
         return informer;
       },
-      { namespace: 'team-a' },
+      { namespace: 'team-a', byObject: [], syncTimeoutMs: 120_000, clock: realClock },
     );
     const kind = {
       group: 'apps',

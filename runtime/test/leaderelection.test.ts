@@ -14,6 +14,9 @@ function elector(client: FakeClient, clock: ManualClock, identity: string, relea
     identity,
     clock,
     logger,
+    leaseDurationMs: 15_000,
+    renewDeadlineMs: 10_000,
+    retryPeriodMs: 2_000,
     releaseOnStop,
   });
 }
@@ -141,6 +144,8 @@ describe('LeaderElector', () => {
           logger,
           leaseDurationMs: 5_000,
           renewDeadlineMs: 5_000,
+          retryPeriodMs: 2_000,
+          releaseOnStop: true,
         }),
     ).toThrow(/renewDeadlineMs must be shorter than leaseDurationMs/);
   });

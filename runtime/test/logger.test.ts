@@ -71,9 +71,9 @@ describe('reconcile logs', () => {
       { apiVersion: Guestbook.apiVersion, kind: 'Guestbook', metadata: { name: 'g', namespace: 'default' } },
     ]);
     const mgr = Manager.create({
-      client: new FakeClient(),
-      informerFactory: () => informer,
-      metricsBindAddress: '0',
+      newClient: () => new FakeClient(),
+      newInformer: () => informer,
+      metrics: { bindAddress: '0' },
       healthProbeBindAddress: '0',
       handleSignals: false,
       logger: createLogger({ level: 'debug', write: (line) => lines.push(JSON.parse(line)) }),

@@ -2,20 +2,20 @@ import { describe, expect, it } from 'vitest';
 import { controllerManagedBy } from '../src/builder.js';
 import { ManualInformer } from '../src/testing/informer.js';
 import { groupVersion } from '../src/kinds.js';
-import { inClusterNamespace, LeaseKind } from '../src/leaderelection.js';
+import { inClusterNamespace, LeaseKind, type LeaderElectionOptions } from '../src/leaderelection.js';
 import { createLogger } from '../src/logger.js';
-import { Manager, type ManagerOptions } from '../src/manager.js';
+import { Manager } from '../src/manager.js';
 import type { Request } from '../src/reconcile.js';
 import { FakeClient } from '../src/testing/index.js';
 
 const Guestbook = groupVersion('webapp.example.com', 'v1').kind('Guestbook', { plural: 'guestbooks' });
 
 /** A replica: a manager with leader election on short timings, sharing `client` with the others. */
-function replica(client: FakeClient, identity: string, options: ManagerOptions = {}) {
+function replica(client: FakeClient, identity: string, leaderElection: LeaderElectionOptions = {}) {
   const calls: Request[] = [];
   const mgr = Manager.create({
-    client,
-    informerFactory: () =>
+    newClient: () => client,
+    newInformer: () =>
       new ManualInformer([
         {
           apiVersion: Guestbook.apiVersion,
@@ -23,18 +23,20 @@ function replica(client: FakeClient, identity: string, options: ManagerOptions =
           metadata: { name: 'g', namespace: 'default' },
         },
       ]),
-    metricsBindAddress: '0',
+    metrics: { bindAddress: '0' },
     healthProbeBindAddress: '0',
     handleSignals: false,
     logger: createLogger({ write: () => {} }),
-    leaderElection: true,
-    leaderElectionId: 'op.example.com',
-    leaderElectionNamespace: 'system',
-    leaderElectionIdentity: identity,
-    leaseDurationMs: 1_000,
-    renewDeadlineMs: 200,
-    retryPeriodMs: 20,
-    ...options,
+    leaderElection: {
+      enabled: true,
+      id: 'op.example.com',
+      namespace: 'system',
+      identity,
+      leaseDurationMs: 1_000,
+      renewDeadlineMs: 200,
+      retryPeriodMs: 20,
+      ...leaderElection,
+    },
   });
   controllerManagedBy(mgr)
     .for(Guestbook)
@@ -100,14 +102,12 @@ describe('Manager with leader election', () => {
   });
 
   it('needs a Lease name', () => {
-    expect(() => replica(new FakeClient(), 'x', { leaderElectionId: undefined })).toThrow(
-      /needs leaderElectionId/,
-    );
+    expect(() => replica(new FakeClient(), 'x', { id: undefined })).toThrow(/leaderElection needs an id/);
   });
 
   it.skipIf(inClusterNamespace() !== undefined)('needs a Lease namespace outside a cluster', () => {
-    expect(() => replica(new FakeClient(), 'x', { leaderElectionNamespace: undefined })).toThrow(
-      /set leaderElectionNamespace/,
+    expect(() => replica(new FakeClient(), 'x', { namespace: undefined })).toThrow(
+      /set leaderElection\.namespace/,
     );
   });
 });

@@ -31,12 +31,12 @@ describe('Manager cache sync', () => {
   it('fails start() naming the kinds that did not sync in time, and never reconciles', async () => {
     const informer = neverSyncing();
     const mgr = Manager.create({
-      client: new FakeClient(),
-      informerFactory: () => informer,
-      metricsBindAddress: '0',
+      newClient: () => new FakeClient(),
+      newInformer: () => informer,
+      metrics: { bindAddress: '0' },
       healthProbeBindAddress: '0',
       handleSignals: false,
-      cacheSyncTimeoutMs: 50,
+      controller: { cacheSyncTimeoutMs: 50 },
       logger: createLogger({ write: () => {} }),
     });
     let reconciled = false;

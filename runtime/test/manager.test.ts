@@ -23,9 +23,9 @@ function testManager() {
     await start();
   };
   const mgr = Manager.create({
-    client: new FakeClient(),
-    informerFactory: () => informer,
-    metricsBindAddress: '127.0.0.1:0',
+    newClient: () => new FakeClient(),
+    newInformer: () => informer,
+    metrics: { bindAddress: '127.0.0.1:0' },
     healthProbeBindAddress: '127.0.0.1:0',
     logger: createLogger({ write: () => {} }),
   });
@@ -86,9 +86,9 @@ describe('Manager', () => {
     await first.ready();
     const taken = first.addresses.healthProbe?.port;
     const second = Manager.create({
-      client: new FakeClient(),
-      informerFactory: () => new ManualInformer(),
-      metricsBindAddress: '0',
+      newClient: () => new FakeClient(),
+      newInformer: () => new ManualInformer(),
+      metrics: { bindAddress: '0' },
       healthProbeBindAddress: `127.0.0.1:${taken}`,
       handleSignals: false,
       logger: createLogger({ write: () => {} }),

@@ -34,9 +34,9 @@ describe('event recorders of controllers', () => {
   it("hands each controller's reconciler a recorder whose reportingController is the controller's name", async () => {
     const api = new FakeClient();
     const mgr = Manager.create({
-      client: api,
-      informerFactory: () => new ManualInformer([guestbook]),
-      metricsBindAddress: '0',
+      newClient: () => api,
+      newInformer: () => new ManualInformer([guestbook]),
+      metrics: { bindAddress: '0' },
       healthProbeBindAddress: '0',
       handleSignals: false,
       logger: createLogger({ write: () => {} }),

@@ -109,7 +109,7 @@ function reflector(
     watcher,
     list: { namespace: 'default', pageSize },
     streamingList: streaming,
-    ...(streamTimeoutMs !== undefined ? { streamTimeoutMs } : {}),
+    streamTimeoutMs: streamTimeoutMs ?? 30_000,
     ...(onFallback ? { onFallback } : {}),
   });
 }

@@ -3,7 +3,7 @@
  * manager as a generated project runs it (metrics and probes served, the logger at info, the default
  * rate-limited queue) with a controller for the Widget kind whose reconciler reads each object through
  * mgr.client.get (from the cache), 4 at a time, against the API server of KUBECONFIG. With a third argument
- * `pages`, its informers read their list in pages (`streamingList: false`) instead of streaming it.
+ * `pages`, its informers read their list in pages (`cache: { streamingList: false }`) instead of streaming it.
  * Prints JSON: ms to a synced cache, ms until every object was reconciled once, memory, and the cost of
  * a read through the manager's client (from the cache, with its deep copy).
  */
@@ -27,10 +27,10 @@ let allSeen;
 const reconciledAll = new Promise((resolve) => (allSeen = resolve));
 const mgr = Manager.create({
   kubeConfig,
-  metricsBindAddress: '127.0.0.1:0',
+  metrics: { bindAddress: '127.0.0.1:0' },
   healthProbeBindAddress: '127.0.0.1:0',
   handleSignals: false,
-  ...(mode === 'pages' ? { streamingList: false } : {}),
+  ...(mode === 'pages' ? { cache: { streamingList: false } } : {}),
   logger: createLogger({ level: 'info', format: 'json', write: () => {} }),
 });
 const started = performance.now();

@@ -77,9 +77,9 @@ function widget(i, generation = 1) {
 async function runtimeRounds() {
   const informer = new ManualInformer(Array.from({ length: count }, (_, i) => widget(i)));
   const mgr = Manager.create({
-    client: new FakeClient(),
-    informerFactory: () => informer,
-    metricsBindAddress: '127.0.0.1:0',
+    newClient: () => new FakeClient(),
+    newInformer: () => informer,
+    metrics: { bindAddress: '127.0.0.1:0' },
     healthProbeBindAddress: '127.0.0.1:0',
     handleSignals: false,
     logger: createLogger({ level: 'info', format: 'json', write: () => {} }),

@@ -62,7 +62,9 @@ describe('the generated manager', () => {
       { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
       { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
     ]);
-    expect(await read(dir, 'src/main.ts')).toContain('metricsSecureServing: settings.metricsSecure');
+    expect(await read(dir, 'src/main.ts')).toMatch(
+      /metrics: \{(\n {4}.*)*\n {4}secureServing: settings\.metricsSecure,/,
+    );
   });
 
   it('offers HTTP/2 on its metrics and webhook servers only with --enable-http2', async () => {
@@ -73,7 +75,7 @@ describe('the generated manager', () => {
     expect(parseSettings([], {}).enableHttp2).toBe(false);
     expect(parseSettings(['--enable-http2'], {}).enableHttp2).toBe(true);
     const main = await read(dir, 'src/main.ts');
-    expect(main).toContain('metricsEnableHttp2: settings.enableHttp2');
+    expect(main).toMatch(/metrics: \{(\n {4}.*)*\n {4}enableHttp2: settings\.enableHttp2,/);
     expect(main).toContain('webhookServer: { enableHttp2: settings.enableHttp2 }');
   });
 });

@@ -26,15 +26,16 @@ import { NodeAgentReconciler } from './controllers/nodeagent.controller.js';
 const settings = parseSettings(process.argv.slice(2), process.env);
 
 const mgr = Manager.create({
-  metricsBindAddress: settings.metricsBindAddress,
-  metricsSecureServing: settings.metricsSecure,
-  ...(settings.metricsCertPath ? { metricsCertDir: settings.metricsCertPath } : {}),
-  metricsEnableHttp2: settings.enableHttp2,
+  metrics: {
+    bindAddress: settings.metricsBindAddress,
+    secureServing: settings.metricsSecure,
+    ...(settings.metricsCertPath ? { certDir: settings.metricsCertPath } : {}),
+    enableHttp2: settings.enableHttp2,
+  },
   webhookServer: { enableHttp2: settings.enableHttp2 },
   healthProbeBindAddress: settings.healthProbeBindAddress,
-  leaderElection: settings.leaderElect,
-  leaderElectionId: 'node-agent.example.com',
-  namespace: settings.watchNamespace,
+  leaderElection: { enabled: settings.leaderElect, id: 'node-agent.example.com' },
+  cache: { namespace: settings.watchNamespace },
 });
 
 new NodeAgentReconciler(mgr.client).setupWithManager(mgr);

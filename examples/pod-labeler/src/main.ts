@@ -26,16 +26,16 @@ import { CACHE_SELECTORS, PodReconciler } from './controllers/pod.controller.js'
 const settings = parseSettings(process.argv.slice(2), process.env);
 
 const mgr = Manager.create({
-  metricsBindAddress: settings.metricsBindAddress,
-  metricsSecureServing: settings.metricsSecure,
-  ...(settings.metricsCertPath ? { metricsCertDir: settings.metricsCertPath } : {}),
-  metricsEnableHttp2: settings.enableHttp2,
+  metrics: {
+    bindAddress: settings.metricsBindAddress,
+    secureServing: settings.metricsSecure,
+    ...(settings.metricsCertPath ? { certDir: settings.metricsCertPath } : {}),
+    enableHttp2: settings.enableHttp2,
+  },
   webhookServer: { enableHttp2: settings.enableHttp2 },
   healthProbeBindAddress: settings.healthProbeBindAddress,
-  leaderElection: settings.leaderElect,
-  leaderElectionId: 'pod-labeler.example.com',
-  namespace: settings.watchNamespace,
-  cacheSelectors: CACHE_SELECTORS,
+  leaderElection: { enabled: settings.leaderElect, id: 'pod-labeler.example.com' },
+  cache: { namespace: settings.watchNamespace, byObject: CACHE_SELECTORS },
 });
 
 new PodReconciler(mgr.client).setupWithManager(mgr);

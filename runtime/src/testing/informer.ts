@@ -5,7 +5,7 @@ import type { KubernetesObject } from '../types.js';
 
 /**
  * Holds the objects it is given; `start()` delivers them as `add`, then `apply()` and `remove()` deliver
- * `update`, `add` and `delete` as a watch would. Hand it to a Manager with `informerFactory`.
+ * `update`, `add` and `delete` as a watch would. Hand it to a Manager with `newInformer`.
  */
 export class ManualInformer implements Informer {
   private readonly objects = new Map<string, KubernetesObject>();

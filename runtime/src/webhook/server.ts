@@ -97,9 +97,10 @@ export interface WebhookServerOptions {
   handshakeTimeoutMs?: number;
   /**
    * How long a client may take to send a request's headers, and the whole request, before its connection
-   * is closed (a slow or stalled client must not hold a connection). Default: 10 000 and 30 000 ms.
+   * is closed (a slow or stalled client must not hold a connection). Default: 10 000 ms.
    */
   headersTimeoutMs?: number;
+  /** How long a client may take to send a whole request before its connection is closed. Default: 30 000 ms. */
   readTimeoutMs?: number;
   /** How long an idle kept-alive connection stays open. Default: 30 000 ms. */
   keepAliveTimeoutMs?: number;

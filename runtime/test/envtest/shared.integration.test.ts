@@ -66,7 +66,7 @@ async function testFile(
   const { host, port, certDir } = installed;
   const mgr = Manager.create({
     kubeConfig,
-    metricsBindAddress: '0',
+    metrics: { bindAddress: '0' },
     healthProbeBindAddress: '0',
     handleSignals: false,
     logger: createLogger({ level: 'error' }),

@@ -80,7 +80,7 @@ describe('startEnvtest with webhookInstallOptions', () => {
     const { host, port, certDir } = env.webhook!;
     mgr = Manager.create({
       kubeConfig: env.kubeConfig,
-      metricsBindAddress: '0',
+      metrics: { bindAddress: '0' },
       healthProbeBindAddress: '0',
       handleSignals: false,
       logger: createLogger({ level: 'error' }),

@@ -92,7 +92,7 @@ describe('an event handler that throws', () => {
           .named('innocent')
           .complete({ reconcile: async (request) => void innocent.push(request) });
       },
-      { cacheSyncTimeoutMs: 20_000 },
+      { controller: { cacheSyncTimeoutMs: 20_000 } },
     );
     for (const name of ['bad-1', 'good-1']) await client.create(WidgetKind, widget(ns, name));
 

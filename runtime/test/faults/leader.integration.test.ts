@@ -88,13 +88,9 @@ describe('a leader whose Lease renewals fail', () => {
             });
         },
         {
-          client: leaderClient,
-          leaderElection: true,
-          leaderElectionId: 'fenced',
-          leaderElectionNamespace: ns,
-          leaderElectionIdentity: 'old',
+          newClient: () => leaderClient,
+          leaderElection: { enabled: true, id: 'fenced', namespace: ns, identity: 'old', ...timing },
           gracefulShutdownTimeoutMs: 10_000,
-          ...timing,
         },
       );
       await eventually(() => writes.length >= 3, 'the leader to be writing');
@@ -105,10 +101,7 @@ describe('a leader whose Lease renewals fail', () => {
       leaderClient.failLeases = true;
       // The other replica, a candidate from now on.
       next = await runManager(env, () => {}, {
-        leaderElection: true,
-        leaderElectionId: 'fenced',
-        leaderElectionNamespace: ns,
-        leaderElectionIdentity: 'new',
+        leaderElection: { enabled: true, id: 'fenced', namespace: ns, identity: 'new', ...timing },
         waitReady: false,
         ...timing,
       });

@@ -1,9 +1,13 @@
 /**
- * A TCP proxy between a client and the API server, for the fault tests: it counts the connections it
- * accepts, and it can stop carrying bytes while keeping every connection open (a black hole, as a
- * network partition or a vanished NAT entry looks to the client), or cut every connection.
+ * Proxies between a client and the API server, for the fault tests. FaultProxy, over TCP, counts the
+ * connections it accepts, and can stop carrying bytes while keeping every connection open (a black hole,
+ * as a network partition or a vanished NAT entry looks to the client), or cut every connection.
+ * HttpFaultProxy, over HTTP, records each request and can end every watch of a path at once.
  */
+import http from 'node:http';
+import https from 'node:https';
 import net from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { KubeConfig } from '@kubernetes/client-node';
 
 export class FaultProxy {
@@ -85,5 +89,108 @@ export class FaultProxy {
     client.pipe(upstream);
     upstream.pipe(client);
     if (this.cutAfterMs !== undefined) setTimeout(() => client.destroy(), this.cutAfterMs);
+  }
+}
+
+/** One request an HttpFaultProxy carried: when it came (performance.now()), what it asked for. */
+export interface ProxiedRequest {
+  at: number;
+  method: string;
+  /** The path without the query. */
+  path: string;
+  watch: boolean;
+}
+
+interface OpenWatch {
+  path: string;
+  upstream: http.ClientRequest;
+  answer?: http.IncomingMessage;
+}
+
+/**
+ * An HTTP proxy in front of the API server, for faults a TCP proxy cannot make because they depend on the
+ * request: the runtime talks plain HTTP to it (on loopback), and it forwards each request over TLS with the
+ * same headers. It records every request, and can answer every watch of a path at once with a clean, empty
+ * end (200, no event): what a misbehaving proxy or load balancer in front of an API server does.
+ */
+export class HttpFaultProxy {
+  private readonly server = http.createServer((req, res) => this.forward(req, res));
+  readonly requests: ProxiedRequest[] = [];
+  /** Watches of this path are ended at once (undefined: none). */
+  private endingWatchesOf: string | undefined;
+  /** The watches being carried: their path, the request to the API server and its answer. */
+  private readonly watches = new Map<http.ServerResponse, OpenWatch>();
+  port = 0;
+
+  constructor(private readonly upstream: KubeConfig) {}
+
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server.address() as net.AddressInfo).port;
+  }
+
+  /**
+   * From now on, every watch of `path` is answered with an immediate end (undefined: carried again); the
+   * watches of `path` open now end cleanly, as when their timeoutSeconds pass.
+   */
+  endWatches(path: string | undefined): void {
+    this.endingWatchesOf = path;
+    for (const [res, open] of this.watches) {
+      if (open.path !== path) continue;
+      this.watches.delete(res);
+      open.answer?.unpipe(res);
+      open.upstream.on('error', () => {}).destroy();
+      res.end();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+
+  /** `upstream` with this proxy as the server, over plain HTTP, with the same credentials. */
+  kubeConfig(): KubeConfig {
+    const kc = new KubeConfig();
+    const cluster = this.upstream.getCurrentCluster();
+    if (!cluster) throw new Error('the kubeconfig has no current cluster');
+    kc.loadFromOptions({
+      // client-node refuses plain HTTP unless TLS verification is off: there is no TLS to verify.
+      clusters: [{ name: cluster.name, server: `http://127.0.0.1:${this.port}`, skipTLSVerify: true }],
+      users: this.upstream.getUsers(),
+      contexts: this.upstream.getContexts(),
+      currentContext: this.upstream.getCurrentContext(),
+    });
+    return kc;
+  }
+
+  private async forward(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://proxy');
+    const watch = url.searchParams.get('watch') === 'true';
+    this.requests.push({ at: performance.now(), method: req.method ?? 'GET', path: url.pathname, watch });
+    if (watch && url.pathname === this.endingWatchesOf) {
+      req.resume();
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end();
+      return;
+    }
+    const cluster = this.upstream.getCurrentCluster();
+    if (!cluster) throw new Error('the kubeconfig has no current cluster');
+    const options: https.RequestOptions = { method: req.method, headers: { ...req.headers } };
+    await this.upstream.applyToHTTPSOptions(options);
+    delete (options.headers as http.OutgoingHttpHeaders)['host'];
+    const upstream = https.request(new URL(req.url ?? '/', cluster.server), options);
+    const open: OpenWatch = { path: url.pathname, upstream };
+    upstream.on('response', (answer: http.IncomingMessage) => {
+      open.answer = answer;
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    upstream.on('error', () => res.destroy());
+    if (watch) this.watches.set(res, open);
+    res.on('close', () => {
+      this.watches.delete(res);
+      if (!res.writableFinished) upstream.destroy();
+    });
+    req.pipe(upstream);
   }
 }

@@ -104,7 +104,7 @@ describe('a request that never answers', () => {
             },
           });
       },
-      { client: new HttpClient(proxy.kubeConfig(env.kubeConfig), { timeoutMs: 1_000 }) },
+      { newClient: () => new HttpClient(proxy.kubeConfig(env.kubeConfig), { timeoutMs: 1_000 }) },
     );
     proxy.blackhole();
     const names = ['w0', 'w1', 'w2', 'w3', 'w4'];
@@ -153,7 +153,7 @@ describe('/readyz', () => {
           .complete({ reconcile: async () => {} }),
       {
         kubeConfig: proxy.kubeConfig(env.kubeConfig),
-        requestTimeoutMs: 1_000,
+        client: { timeoutMs: 1_000 },
         waitReady: false,
       },
     );

@@ -10,6 +10,7 @@ import { clientNodeInformerFactory, type Informer } from '../../src/cache.js';
 import { HttpClient, type Client } from '../../src/client.js';
 import type { Envtest } from '../../src/envtest/index.js';
 import { isNotFound } from '../../src/errors.js';
+import { withDefaults } from '../../src/options.js';
 import {
   ConfigMapKind,
   createNamespace,
@@ -152,7 +153,7 @@ describe("the manager's client", () => {
           .for(WidgetKind)
           .complete({ reconcile: async () => {} });
       },
-      { namespace: watched },
+      { cache: { namespace: watched } },
     );
     const { mgr } = running;
     expect((await mgr.client.list(WidgetKind)).map((w) => w.metadata?.namespace)).toEqual([watched]);
@@ -174,7 +175,7 @@ describe("the manager's client", () => {
           .for(WidgetKind)
           .complete({ reconcile: async () => {} });
       },
-      { cacheSelectors: [{ kind: WidgetKind, labelSelector: 'team=a' }] },
+      { cache: { byObject: [{ kind: WidgetKind, labelSelector: 'team=a' }] } },
     );
     const { mgr } = running;
     expect((await mgr.client.list(WidgetKind, { namespace: ns })).map((w) => w.metadata?.name)).toEqual([
@@ -191,10 +192,11 @@ describe("the manager's client", () => {
     for (let i = 0; i < 5; i++) await api.create(WidgetKind, widget(ns, `w${i}`));
     const { logger } = memoryLogger();
     // Pages of 2: the 5 objects take 3 requests, linked by continue tokens.
-    const factory = clientNodeInformerFactory(env.kubeConfig, logger, undefined, {
-      listPageSize: 2,
-      streamingList: false,
-    });
+    const factory = clientNodeInformerFactory(
+      env.kubeConfig,
+      logger,
+      withDefaults({ cache: { listPageSize: 2, streamingList: false } }),
+    );
     const informers: Informer[] = [factory(WidgetKind, { namespace: ns })];
     informers.push(factory(WidgetKind, { namespace: ns, keepManagedFields: true }));
     try {
@@ -247,7 +249,13 @@ describe('informers stream their list', () => {
     const ns = await createNamespace(server, 'stream');
     for (let i = 0; i < 3; i++) await client.create(WidgetKind, widget(ns, `w${i}`));
     const { logger, lines } = memoryLogger();
-    const informer = clientNodeInformerFactory(server.kubeConfig, logger)(WidgetKind, { namespace: ns });
+    const informer = clientNodeInformerFactory(
+      server.kubeConfig,
+      logger,
+      withDefaults(),
+    )(WidgetKind, {
+      namespace: ns,
+    });
     return { ns, informer, lines };
   }
 

@@ -491,7 +491,7 @@ describe('scope and concurrency', () => {
             },
           });
       },
-      { namespace: watched },
+      { cache: { namespace: watched } },
     );
     await client.create(WidgetKind, widget(other, 'ignored'));
     await client.create(WidgetKind, widget(watched, 'mine'));
@@ -502,7 +502,7 @@ describe('scope and concurrency', () => {
     expect(calls.every((call) => call.namespace === watched)).toBe(true);
   });
 
-  it("cacheSelectors: only objects matching a kind's label and field selectors are cached and reconciled", async () => {
+  it("cache.byObject: only objects matching a kind's label and field selectors are cached and reconciled", async () => {
     const ns = await createNamespace(env, 'selected');
     const events: string[] = [];
     running = await runManager(
@@ -520,9 +520,11 @@ describe('scope and concurrency', () => {
           .complete({ reconcile: async () => {} });
       },
       {
-        cacheSelectors: [
-          { kind: WidgetKind, labelSelector: 'managed=true', fieldSelector: `metadata.namespace=${ns}` },
-        ],
+        cache: {
+          byObject: [
+            { kind: WidgetKind, labelSelector: 'managed=true', fieldSelector: `metadata.namespace=${ns}` },
+          ],
+        },
       },
     );
     const managed = (name: string, value?: string) => ({

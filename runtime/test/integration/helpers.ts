@@ -127,7 +127,7 @@ export async function runManager(
   const { logger, lines } = memoryLogger();
   const mgr = Manager.create({
     kubeConfig: env.kubeConfig,
-    metricsBindAddress: '127.0.0.1:0',
+    metrics: { bindAddress: '127.0.0.1:0' },
     healthProbeBindAddress: '127.0.0.1:0',
     handleSignals: false,
     logger,

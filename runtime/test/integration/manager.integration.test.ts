@@ -233,14 +233,16 @@ describe('leader election', () => {
         },
         {
           waitReady: false,
-          leaderElection: true,
-          leaderElectionId: id,
-          leaderElectionNamespace: ns,
-          leaderElectionIdentity: name,
-          leaseDurationMs,
-          renewDeadlineMs: 1_500,
-          retryPeriodMs,
-          leaderElectionReleaseOnCancel: releaseOnCancel,
+          leaderElection: {
+            enabled: true,
+            id,
+            namespace: ns,
+            identity: name,
+            leaseDurationMs,
+            renewDeadlineMs: 1_500,
+            retryPeriodMs,
+            releaseOnCancel,
+          },
         },
       );
     const a = await start('a');

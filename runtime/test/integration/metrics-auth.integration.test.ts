@@ -15,7 +15,7 @@ let run: RunningManager;
 
 beforeAll(async () => {
   env = await startTestEnv();
-  run = await runManager(env, () => {}, { metricsSecureServing: true });
+  run = await runManager(env, () => {}, { metrics: { secureServing: true } });
 }, 90_000);
 afterAll(async () => {
   await run?.mgr.stop();

@@ -10,10 +10,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { controllerManagedBy } from '../../src/builder.js';
 import { clientNodeInformerFactory, watchWithBookmarks } from '../../src/cache.js';
 import { HttpClient, type Client } from '../../src/client.js';
-import { realClock } from '../../src/clock.js';
 import type { Envtest } from '../../src/envtest/index.js';
 import { isNotFound } from '../../src/errors.js';
 import type { ResourceKind } from '../../src/kinds.js';
+import { withDefaults } from '../../src/options.js';
 import { Reflector } from '../../src/reflector.js';
 import type { KubernetesObject } from '../../src/types.js';
 import {
@@ -251,12 +251,14 @@ describe('an API server that is away', () => {
   it('a leader that cannot renew its Lease within renewDeadline stops: start() rejects', async () => {
     const ns = await createNamespace(env, 'lost');
     running = await runManager(env, () => {}, {
-      leaderElection: true,
-      leaderElectionId: 'lost-lease',
-      leaderElectionNamespace: ns,
-      leaseDurationMs: 2_000,
-      renewDeadlineMs: 1_000,
-      retryPeriodMs: 200,
+      leaderElection: {
+        enabled: true,
+        id: 'lost-lease',
+        namespace: ns,
+        leaseDurationMs: 2_000,
+        renewDeadlineMs: 1_000,
+        retryPeriodMs: 200,
+      },
     });
     expect(running.mgr.leaderElector?.isLeader).toBe(true);
     const down = Date.now();
@@ -274,12 +276,14 @@ describe('a network partition', () => {
     const ns = await createNamespace(env, 'partition');
     const run = await runManager(env, () => {}, {
       kubeConfig: throughRelay(),
-      leaderElection: true,
-      leaderElectionId: 'partitioned',
-      leaderElectionNamespace: ns,
-      leaseDurationMs: 2_000,
-      renewDeadlineMs: 1_000,
-      retryPeriodMs: 200,
+      leaderElection: {
+        enabled: true,
+        id: 'partitioned',
+        namespace: ns,
+        leaseDurationMs: 2_000,
+        renewDeadlineMs: 1_000,
+        retryPeriodMs: 200,
+      },
       gracefulShutdownTimeoutMs: 500,
     });
     try {
@@ -332,6 +336,8 @@ describe('watches', () => {
         },
       },
       list: { namespace: ns },
+      streamingList: true,
+      streamTimeoutMs: 30_000,
     });
     const added: string[] = [];
     reflector.on('add', (object) => added.push(object.metadata?.name ?? ''));
@@ -354,7 +360,8 @@ describe('a watch that goes silent', () => {
   it('is given up after its timeout and a grace period, and the informer reconnects', async () => {
     const ns = await createNamespace(env, 'silent');
     // timeoutSeconds 1, grace 500 ms: a watch still open after 1.5 s is dead.
-    const informer = clientNodeInformerFactory(throughRelay(), memoryLogger().logger, realClock, {
+    const informer = clientNodeInformerFactory(throughRelay(), memoryLogger().logger, {
+      ...withDefaults(),
       watch: { timeoutSeconds: 1, graceMs: 500 },
     })(ConfigMapKind, { namespace: ns });
     const added: string[] = [];

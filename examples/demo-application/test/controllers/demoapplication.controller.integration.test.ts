@@ -97,8 +97,8 @@ describe.skipIf(envtest === undefined)(
       namespace = await createNamespace(envtest!, 'demoapplication-');
       mgr = Manager.create({
         kubeConfig: envtest!.kubeConfig,
-        namespace,
-        metricsBindAddress: '0',
+        cache: { namespace },
+        metrics: { bindAddress: '0' },
         healthProbeBindAddress: '0',
         handleSignals: false,
         logger: createLogger({ level: 'warn' }),

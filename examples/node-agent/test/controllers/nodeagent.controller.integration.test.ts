@@ -117,7 +117,7 @@ describe.skipIf(binaries === undefined)(
       });
       mgr = Manager.create({
         kubeConfig: env.kubeConfig,
-        metricsBindAddress: '0',
+        metrics: { bindAddress: '0' },
         healthProbeBindAddress: '0',
         handleSignals: false,
         logger: createLogger({ level: 'warn' }),

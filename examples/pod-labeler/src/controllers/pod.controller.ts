@@ -48,7 +48,7 @@ export const POD_NAME_LABEL = 'example.com/pod-name';
  * (Succeeded or Failed) needs no label, and on a busy cluster finished pods (of Jobs) can outnumber the
  * others; with this selector the API server filters them out of the list and the watch, so they cost the
  * operator neither memory nor reconciles (controller-runtime's `cache.Options.ByObject`). main.ts passes it
- * to the manager: `Manager.create({ cacheSelectors: CACHE_SELECTORS })`.
+ * to the manager: `Manager.create({ cache: { byObject: CACHE_SELECTORS } })`.
  */
 export const CACHE_SELECTORS: KindSelector[] = [
   { kind: PodKind, fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed' },

@@ -43,12 +43,11 @@ beforeAll(async () => {
   namespace = await createNamespace(envtest, 'pod-labeler-');
   mgr = Manager.create({
     kubeConfig: envtest.kubeConfig,
-    namespace,
-    metricsBindAddress: '0',
+    cache: { namespace, byObject: CACHE_SELECTORS },
+    metrics: { bindAddress: '0' },
     healthProbeBindAddress: '0',
     handleSignals: false,
     logger: createLogger({ level: 'error' }),
-    cacheSelectors: CACHE_SELECTORS,
   });
   // The test and its other writer act as users do, on the API server; the labeler reads from its cache.
   client = new HttpClient(envtest.kubeConfig);

@@ -42,8 +42,8 @@ describe.skipIf(envtest === undefined)('GuestbookReconciler on a real API server
     namespace = await createNamespace(envtest!, 'guestbook-controller-');
     mgr = Manager.create({
       kubeConfig: envtest!.kubeConfig,
-      namespace,
-      metricsBindAddress: '0',
+      cache: { namespace },
+      metrics: { bindAddress: '0' },
       healthProbeBindAddress: '0',
       handleSignals: false,
       logger: createLogger({ level: 'warn' }),

@@ -75,7 +75,7 @@ describe.skipIf(envtest === undefined)('Guestbook webhooks on a real API server'
     const { host, port, certDir } = installed;
     mgr = Manager.create({
       kubeConfig: envtest!.kubeConfig,
-      metricsBindAddress: '0',
+      metrics: { bindAddress: '0' },
       healthProbeBindAddress: '0',
       handleSignals: false,
       logger: createLogger({ level: 'warn' }),

@@ -1,0 +1,164 @@
+/**
+ * The manager's options: withDefaults applies every default, a group given in part keeps the defaults
+ * of the rest, the manager runs on what it returns, and every option says its default, in its doc
+ * comment and in docs/runtime-api.md's tables.
+ */
+import { readFileSync } from 'node:fs';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+import { controllerManagedBy } from '../src/builder.js';
+import { realClock } from '../src/clock.js';
+import { groupVersion } from '../src/kinds.js';
+import { createLogger } from '../src/logger.js';
+import { Manager } from '../src/manager.js';
+import { withDefaults } from '../src/options.js';
+import { FakeClient, ManualInformer } from '../src/testing/index.js';
+
+const Guestbook = groupVersion('webapp.example.com', 'v1').kind('Guestbook', { plural: 'guestbooks' });
+
+describe('withDefaults', () => {
+  it('applies every default', () => {
+    const { logger: _logger, ...config } = withDefaults();
+    expect(config).toEqual({
+      kubeConfig: undefined,
+      cache: { namespace: undefined, byObject: [], streamingList: true, listPageSize: 500 },
+      client: { timeoutMs: 30_000, disableCacheFor: [] },
+      metrics: { bindAddress: ':8080', secureServing: false, enableHttp2: false },
+      healthProbeBindAddress: ':8081',
+      webhookServer: {},
+      leaderElection: {
+        enabled: false,
+        leaseDurationMs: 15_000,
+        renewDeadlineMs: 10_000,
+        retryPeriodMs: 2_000,
+        releaseOnCancel: true,
+      },
+      controller: { maxConcurrentReconciles: 1, cacheSyncTimeoutMs: 120_000 },
+      gracefulShutdownTimeoutMs: 30_000,
+      handleSignals: true,
+      clock: realClock,
+      newClient: undefined,
+      newInformer: undefined,
+    });
+  });
+
+  it('keeps what is given, and the defaults of the rest of a group given in part', () => {
+    const config = withDefaults({
+      cache: { namespace: 'team-a' },
+      metrics: { secureServing: true, maxConnections: 8 },
+      leaderElection: { enabled: true, id: 'op.example.com', retryPeriodMs: 500 },
+      controller: { maxConcurrentReconciles: 4 },
+    });
+    expect(config.cache).toEqual({
+      namespace: 'team-a',
+      byObject: [],
+      streamingList: true,
+      listPageSize: 500,
+    });
+    expect(config.metrics).toEqual({
+      bindAddress: ':8080',
+      secureServing: true,
+      enableHttp2: false,
+      maxConnections: 8,
+    });
+    expect(config.leaderElection).toMatchObject({
+      enabled: true,
+      id: 'op.example.com',
+      retryPeriodMs: 500,
+      leaseDurationMs: 15_000,
+    });
+    expect(config.controller).toEqual({ maxConcurrentReconciles: 4, cacheSyncTimeoutMs: 120_000 });
+  });
+});
+
+describe('the manager on its options', () => {
+  function manager(options: Parameters<typeof Manager.create>[0] = {}) {
+    return Manager.create({
+      newClient: () => new FakeClient(),
+      newInformer: () => new ManualInformer(),
+      logger: createLogger({ write: () => {} }),
+      ...options,
+    });
+  }
+
+  it('runs on withDefaults: mgr.config is what withDefaults returns', () => {
+    const options = { cache: { streamingList: false }, controller: { cacheSyncTimeoutMs: 5_000 } };
+    const { logger: _a, newClient: _b, newInformer: _c, ...config } = manager(options).config;
+    const { logger: _d, newClient: _e, newInformer: _f, ...expected } = withDefaults(options);
+    expect(config).toEqual(expected);
+  });
+
+  it('gives every controller controller.maxConcurrentReconciles, unless its builder sets its own', async () => {
+    const mgr = manager({ controller: { maxConcurrentReconciles: 3 } });
+    controllerManagedBy(mgr)
+      .for(Guestbook)
+      .complete({ reconcile: async () => {} });
+    controllerManagedBy(mgr)
+      .for(Guestbook)
+      .named('own')
+      .withOptions({ maxConcurrentReconciles: 2 })
+      .complete({ reconcile: async () => {} });
+    const workers = async (controller: string) =>
+      mgr.metrics.value('controller_runtime_max_concurrent_reconciles', { controller });
+    expect(await workers('guestbook')).toBe(3);
+    expect(await workers('own')).toBe(2);
+  });
+});
+
+/** The interfaces of the manager's options, by the file that declares each. */
+const OPTION_INTERFACES: Record<string, string[]> = {
+  'options.ts': ['ManagerOptions'],
+  'cache.ts': ['CacheOptions'],
+  'client.ts': ['ClientOptions'],
+  'metrics-server.ts': ['MetricsOptions', 'MetricsServingOptions'],
+  'leaderelection.ts': ['LeaderElectionOptions'],
+  'controller.ts': ['ControllerDefaults'],
+  'webhook/server.ts': ['WebhookServerOptions'],
+};
+
+/** Each property of the interface `name` in `file`, with its doc comment. */
+function optionFields(file: string, name: string): { name: string; doc: string }[] {
+  const path = new URL(`../src/${file}`, import.meta.url);
+  const source = ts.createSourceFile(file, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true);
+  const declaration = source.statements.find(
+    (statement): statement is ts.InterfaceDeclaration =>
+      ts.isInterfaceDeclaration(statement) && statement.name.text === name,
+  );
+  if (!declaration) throw new Error(`no interface ${name} in ${file}`);
+  return declaration.members.filter(ts.isPropertySignature).map((member) => ({
+    name: member.name.getText(source),
+    doc: ts
+      .getJSDocCommentsAndTags(member)
+      .map((doc) => doc.getText(source))
+      .join('\n'),
+  }));
+}
+
+describe('every option', () => {
+  const fields = Object.entries(OPTION_INTERFACES).flatMap(([file, names]) =>
+    names.flatMap((name) => optionFields(file, name).map((field) => ({ ...field, of: name }))),
+  );
+
+  it('says its default in its doc comment', () => {
+    const undocumented = fields
+      .filter((field) => !/Default:/.test(field.doc))
+      .map((f) => `${f.of}.${f.name}`);
+    expect(undocumented).toEqual([]);
+  });
+
+  it("has a row in docs/runtime-api.md's tables (the manager's own and its groups')", () => {
+    const docs = readFileSync(new URL('../../docs/runtime-api.md', import.meta.url), 'utf8');
+    const groups = [
+      'CacheOptions',
+      'ClientOptions',
+      'MetricsOptions',
+      'LeaderElectionOptions',
+      'ControllerDefaults',
+    ];
+    const missing = fields
+      .filter((field) => field.of === 'ManagerOptions' || groups.includes(field.of))
+      .filter((field) => !new RegExp(`^\\| \`${field.name}\` +\\|`, 'm').test(docs))
+      .map((field) => `${field.of}.${field.name}`);
+    expect(missing).toEqual([]);
+  });
+});
