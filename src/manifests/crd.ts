@@ -4,7 +4,7 @@
  * flags from the kind's markers; versions of one kind merged into one CRD, sorted by name.
  */
 import path from 'node:path';
-import { ts } from './ts-morph.cjs';
+import { ts } from '../typescript/compiler.cjs';
 import { isError } from '../markers/diagnostics.js';
 import type { ApiDirectory, CrdParts, Fail, VersionParts } from '../markers/effects.js';
 import type { Marker } from '../markers/registry.js';

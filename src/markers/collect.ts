@@ -4,7 +4,7 @@
  * comments directly above a declaration belong to it; the others are file-level (rbac, webhook,
  * groupName...). Every marker keeps its exact file:line:col.
  */
-import { ts } from '../manifests/ts-morph.cjs';
+import { ts } from '../typescript/compiler.cjs';
 import type { Diagnostic } from './diagnostics.js';
 import type { Marker, MarkerRegistry, Target } from './registry.js';
 

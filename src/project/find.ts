@@ -2,7 +2,7 @@
 import { closeSync, existsSync, fstatSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { KubesmithError } from '../errors.js';
-import { yaml } from '../manifests/lazy-yaml.js';
+import { yaml } from '../lazy-yaml.js';
 import type { ProjectConfig } from './config.js';
 
 import { PROJECT_FILE } from './layout.js';

@@ -5,7 +5,7 @@
  * root type. Schemas are built once per declaration and always inlined; problems become diagnostics
  * naming the property path and the fix, with a placeholder schema standing in.
  */
-import { ts } from '../manifests/ts-morph.cjs';
+import { ts } from '../typescript/compiler.cjs';
 import type { Diagnostic, FileMarkers, Marker, MarkerRegistry } from '../markers/index.js';
 import { TYPE_META_DESCRIPTIONS } from './k8s-data.js';
 import { MarkerIndex } from './marker-index.js';

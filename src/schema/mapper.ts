@@ -6,7 +6,7 @@
  * `Date`, recursion...) is handled here once, whether it was written or computed (a generic's type
  * argument, a property of `Partial<T>`). Objects are built from their properties in objects.ts.
  */
-import { ts } from '../manifests/ts-morph.cjs';
+import { ts } from '../typescript/compiler.cjs';
 import { applyMarkers } from './apply.js';
 import type { MarkerIndex } from './marker-index.js';
 import { computedObjectSchema, declaredObjectSchema, intersectionSchema } from './objects.js';

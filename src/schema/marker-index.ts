@@ -2,7 +2,7 @@
  * The markers and doc comments of each source file, collected once per file (on first use) and looked up
  * per declaration. Collecting a file also reports its unknown, misplaced and ill-typed markers.
  */
-import type { ts } from '../manifests/ts-morph.cjs';
+import type { ts } from '../typescript/compiler.cjs';
 import {
   collectFileMarkers,
   commentTextLines,

@@ -3,7 +3,7 @@
  * list (never thrown). A placeholder schema stands in for what could not be mapped, so the build goes on
  * and reports everything at once.
  */
-import type { ts } from '../manifests/ts-morph.cjs';
+import type { ts } from '../typescript/compiler.cjs';
 import type { Diagnostic, Marker } from '../markers/index.js';
 import type { JSONSchemaProps } from './types.js';
 

@@ -4,7 +4,7 @@
  * Names are read from the written type where there is one: the checker erases aliases of primitives
  * (`type int32 = number` has no alias symbol), so only the written name keeps them.
  */
-import { ts } from '../manifests/ts-morph.cjs';
+import { ts } from '../typescript/compiler.cjs';
 import { packageNameFinder, type ReadFile } from './origin.js';
 import { BRAND_PROPERTIES, BRANDS, clientNodeSchema, KNOWN_TYPES } from './known.js';
 import type { Reporter } from './report.js';

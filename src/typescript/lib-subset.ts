@@ -25,7 +25,7 @@
  * test/fixtures generates the same output with either.
  */
 import { brandSchema, isLibFile } from '../schema/resolve.js';
-import { ts } from './ts-morph.cjs';
+import { ts } from './compiler.cjs';
 
 /** The library file this module makes smaller. */
 export const SUBSET_LIB = 'lib.es5.d.ts';
