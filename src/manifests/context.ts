@@ -1,16 +1,19 @@
 /**
- * The one context every generator pass shares: the project root, one TypeScript program over the API files
- * (`src/api/**` and what they import), the other sources of `src/` parsed for their markers only, one
- * marker collection, one schema builder, and the diagnostics list they all append to.
+ * The one context every generator pass shares, `{ program, checker, markers, report, schemas }` as
+ * controller-tools' genall: one TypeScript program over the API files (`src/api/**` and what they import,
+ * src/typescript), the other sources of `src/` parsed for their markers only, the markers of all of them
+ * (read through `markers`, from the registry every generator's markers make, registry.ts), the one
+ * `report` every diagnostic goes to, and the schema builder, which the passes ask only for schemas.
  */
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { apiProgram, sourceFiles } from '../typescript/api-program.js';
 import { ts } from '../typescript/compiler.cjs';
 import { readProjectDomain } from '../project/find.js';
-import { defaultRegistry, type Diagnostic, type Marker, type MarkerRegistry } from '../markers/index.js';
+import { MarkerIndex, Report, type Marker } from '../markers/index.js';
 import { SchemaBuilder } from '../schema/index.js';
 import type { LibVariant } from '../typescript/program.js';
+import { defaultRegistry } from './registry.js';
 
 export interface ManifestContext {
   root: string;
@@ -19,9 +22,12 @@ export interface ManifestContext {
   /** The program of the API files (`src/api/**`) and what they import. */
   program: ts.Program;
   checker: ts.TypeChecker;
-  registry: MarkerRegistry;
-  builder: SchemaBuilder;
-  diagnostics: Diagnostic[];
+  /** The markers and doc comments of every source, collected once per file. */
+  markers: MarkerIndex;
+  /** Where every diagnostic of the run goes. */
+  report: Report;
+  /** The schema of a kind's root type, and of what it uses. */
+  schemas: SchemaBuilder;
   /**
    * The scanned sources (`src/**\/*.ts` without tests and declarations), sorted by path: those of the
    * program (`src/api/**` and the files they import), and the others, parsed alone for their markers.
@@ -66,23 +72,23 @@ export function createContext(
     options.lib ?? 'subset',
   );
   const checker = program.getTypeChecker();
-  const registry = defaultRegistry();
-  const diagnostics: Diagnostic[] = linkedOut.map((file) => ({
-    file: path.relative(root, file).split(path.sep).join('/'),
-    line: 1,
-    col: 1,
-    code: 'link-out-of-project',
-    message: 'a symbolic link out of the project: kubesmith reads only files inside the project',
-    hint: 'replace the link with the file or directory itself',
-  }));
   const displayPath = (sf: ts.SourceFile): string =>
     path.relative(root, sf.fileName).split(path.sep).join('/');
+  const report = new Report(displayPath);
+  for (const file of linkedOut) {
+    report.error(
+      { file: path.relative(root, file).split(path.sep).join('/'), line: 1, col: 1 },
+      'link-out-of-project',
+      'a symbolic link out of the project: kubesmith reads only files inside the project',
+      'replace the link with the file or directory itself',
+    );
+  }
+  const markers = new MarkerIndex(defaultRegistry(), report);
   const optionalDirs = new Map<string, boolean>();
-  const builder: SchemaBuilder = new SchemaBuilder({
+  const schemas = new SchemaBuilder({
     checker,
-    registry,
-    diagnostics,
-    displayPath,
+    markers,
+    report,
     // `+kubebuilder:validation:Optional` in any file of a directory makes its fields optional by default.
     optionalByDefault: (sf) => {
       const dir = path.dirname(sf.fileName);
@@ -91,7 +97,7 @@ export function createContext(
         optional = sources
           .filter((f) => path.dirname(f.fileName) === dir)
           .some((f) =>
-            builder.fileMarkers(f).package.some((m) => m.name === 'kubebuilder:validation:Optional'),
+            markers.fileMarkers(f).package.some((m) => m.name === 'kubebuilder:validation:Optional'),
           );
         optionalDirs.set(dir, optional);
       }
@@ -114,14 +120,14 @@ export function createContext(
     },
     program,
     checker,
-    registry,
-    builder,
-    diagnostics,
+    markers,
+    report,
+    schemas,
     sources,
     declarations,
     lib,
     libBlocker,
     displayPath,
-    packageMarkers: () => sources.flatMap((sf) => builder.fileMarkers(sf).package),
+    packageMarkers: () => sources.flatMap((sf) => markers.fileMarkers(sf).package),
   };
 }

@@ -148,7 +148,14 @@ export function splitMarker(raw: string): { name: string; anonName: string; rest
 }
 
 export type ParseResult =
-  { ok: true; marker: Marker } | { ok: false; code: string; message: string; hint?: string; offset: number };
+  | { ok: true; marker: Marker }
+  | {
+      ok: false;
+      code: 'unknown-marker' | 'misplaced-marker' | 'invalid-marker';
+      message: string;
+      hint?: string;
+      offset: number;
+    };
 
 const TARGET_WORDS: Record<Target, string> = {
   package: 'anywhere in a file',

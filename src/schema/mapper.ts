@@ -8,7 +8,7 @@
  */
 import { ts } from '../typescript/compiler.cjs';
 import { applyMarkers } from './apply.js';
-import type { MarkerIndex } from './marker-index.js';
+import type { MarkerIndex } from '../markers/marker-index.js';
 import { computedObjectSchema, declaredObjectSchema, intersectionSchema } from './objects.js';
 import type { Reporter } from './report.js';
 import { declName, isLibFile, referenceOf, type Decl, type Resolver } from './resolve.js';

@@ -34,7 +34,7 @@ function crds(root: string, lib?: LibVariant) {
   return {
     lib: ctx.lib,
     blocker: ctx.libBlocker,
-    output: { files, diagnostics: ctx.diagnostics.map(formatDiagnostic) },
+    output: { files, diagnostics: ctx.report.diagnostics.map(formatDiagnostic) },
   };
 }
 
