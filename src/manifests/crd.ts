@@ -163,7 +163,7 @@ function versionEntry(
 }
 
 /** Cuts descriptions longer than `max` as controller-gen does (at a sentence end, else a word, plus "..."). */
-export function truncateDescriptions(schema: JSONSchemaProps, max: number): void {
+function truncateDescriptions(schema: JSONSchemaProps, max: number): void {
   if (max < 0) return;
   if (schema.description !== undefined) {
     if (max === 0) delete schema.description;

@@ -50,7 +50,7 @@ const statOrNothing = (file: string) => {
  * Where the stamp lives, or undefined when the project has no node_modules (nothing is cached then), or
  * when a link in the way leads out of the project: the cache is read and written only inside it.
  */
-export function stampPath(root: string): string | undefined {
+function stampPath(root: string): string | undefined {
   if (!existsSync(path.join(root, 'node_modules'))) return undefined;
   try {
     return containedPath(root, 'node_modules/.cache/kubesmith/manifests.json');

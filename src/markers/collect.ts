@@ -17,7 +17,7 @@ export interface MarkerLine {
 }
 
 /** The marker lines of one comment. */
-export function markerLinesOf(fileText: string, range: ts.CommentRange): MarkerLine[] {
+function markerLinesOf(fileText: string, range: ts.CommentRange): MarkerLine[] {
   const raw = fileText.slice(range.pos, range.end);
   const out: MarkerLine[] = [];
   if (range.kind === ts.SyntaxKind.SingleLineCommentTrivia) {
@@ -77,12 +77,12 @@ const TARGETS: readonly (Target | undefined)[] = (() => {
 })();
 
 /** Declarations markers attach to, and their target. */
-export function targetOf(node: ts.Node): Target | undefined {
+function targetOf(node: ts.Node): Target | undefined {
   return TARGETS[node.kind];
 }
 
 /** `OrderSpec.lines.name`: a declaration and the properties down to `node`, for messages. */
-export function subjectOf(node: ts.Node): string | undefined {
+function subjectOf(node: ts.Node): string | undefined {
   const parts: string[] = [];
   for (let n: ts.Node | undefined = node; n; n = n.parent) {
     if (ts.isPropertySignature(n) || ts.isPropertyDeclaration(n)) {

@@ -104,7 +104,7 @@ export class Report {
   }
 }
 
-export function compareDiagnostics(a: Diagnostic, b: Diagnostic): number {
+function compareDiagnostics(a: Diagnostic, b: Diagnostic): number {
   if (a.file !== b.file) return a.file < b.file ? -1 : 1;
   if (a.line !== b.line) return a.line - b.line;
   if (a.col !== b.col) return a.col - b.col;

@@ -20,7 +20,7 @@ export function declName(decl: Decl): string {
   return decl.name?.text ?? 'default';
 }
 
-export function isDeclaration(node: ts.Node): node is Decl {
+function isDeclaration(node: ts.Node): node is Decl {
   return (
     ts.isInterfaceDeclaration(node) ||
     ts.isTypeAliasDeclaration(node) ||
