@@ -12,6 +12,7 @@ import { ts } from '../typescript/compiler.cjs';
 import { readProjectDomain } from '../project/find.js';
 import { MarkerIndex, Report, type Marker } from '../markers/index.js';
 import { SchemaBuilder } from '../schema/index.js';
+import { brandSchema } from '../schema/resolve.js';
 import type { LibVariant } from '../typescript/program.js';
 import { defaultRegistry } from './registry.js';
 
@@ -70,6 +71,7 @@ export function createContext(
     overlay,
     read,
     options.lib ?? 'subset',
+    (checker, type) => brandSchema(checker, type) !== undefined,
   );
   const checker = program.getTypeChecker();
   const displayPath = (sf: ts.SourceFile): string =>

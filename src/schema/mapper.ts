@@ -11,7 +11,8 @@ import { applyMarkers } from './apply.js';
 import type { MarkerIndex } from '../markers/marker-index.js';
 import { computedObjectSchema, declaredObjectSchema, intersectionSchema } from './objects.js';
 import type { Reporter } from './report.js';
-import { declName, isLibFile, referenceOf, type Decl, type Resolver } from './resolve.js';
+import { isLibFile } from '../typescript/lib-subset.js';
+import { declName, referenceOf, type Decl, type Resolver } from './resolve.js';
 import { clone, type JSONSchemaProps } from './types.js';
 import { unionSchema } from './unions.js';
 

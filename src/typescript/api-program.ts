@@ -7,7 +7,7 @@ import { readdirSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ts } from './compiler.cjs';
 import { checkSubset, importsOf, planSubset, resolverFor, type Imports } from './declarations.js';
-import { libBlocker as findLibBlocker } from './lib-subset.js';
+import { libBlocker as findLibBlocker, type IsBrand } from './lib-subset.js';
 import { createProgram, parseOptions, projectOptions, type LibVariant } from './program.js';
 
 const COMPILER_OPTIONS: ts.CompilerOptions = {
@@ -109,7 +109,8 @@ function readableFor(root: string): (file: string) => boolean {
  * The program over the API files: with the smaller entries of the runtime and client-node when every
  * import of them can be traced (declarations.ts), else, or when another file of the program imports
  * them for more, with the full declarations. With the smaller library (lib-subset.ts) when `lib` allows
- * and the full declarations are not needed (their ~900 files would only be walked to find a blocker).
+ * and the full declarations are not needed (their ~900 files would only be walked to find a blocker);
+ * `isBrand` says which intersections the schema mapper reads no members of.
  */
 export function apiProgram(
   root: string,
@@ -117,6 +118,7 @@ export function apiProgram(
   overlay: ReadonlyMap<string, string>,
   read: (file: string) => string,
   lib: LibVariant,
+  isBrand: IsBrand,
 ): { program: ts.Program; declarations: 'subset' | 'full'; lib: LibVariant; libBlocker?: string } {
   const options = projectOptions(root, GENERATOR_OPTIONS, COMPILER_OPTIONS);
   const cache = new Map<string, ts.SourceFile>();
@@ -129,7 +131,7 @@ export function apiProgram(
   /** The program with the smaller library unless a file blocks it; then again with the full one. */
   const withLib = (entries: ReadonlyMap<string, string>, program: ts.Program) => {
     if (lib === 'full') return { program, lib: 'full' as const };
-    const blocker = findLibBlocker(program);
+    const blocker = findLibBlocker(program, isBrand);
     if (blocker === undefined) return { program, lib: 'subset' as const };
     // Every parsed and bound file serves again, but the library.
     return {
