@@ -3,9 +3,9 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   resolve: {
-    // src/manifests/ts-morph.cts only changes how Node loads @ts-morph/common (require, for speed); Vite
+    // src/typescript/compiler.cts only changes how Node loads @ts-morph/common (require, for speed); Vite
     // cannot transform its `import = require()`, so tests import @ts-morph/common directly.
-    alias: [{ find: /^.*\/ts-morph\.cjs$/, replacement: '@ts-morph/common' }],
+    alias: [{ find: /^.*\/compiler\.cjs$/, replacement: '@ts-morph/common' }],
   },
   test: {
     name: 'kubesmith',

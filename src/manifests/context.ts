@@ -1,17 +1,20 @@
 /**
- * The one context every generator pass shares: the project root, one TypeScript program over the API files
- * (`src/api/**` and what they import), the other sources of `src/` parsed for their markers only, one
- * marker collection, one schema builder, and the diagnostics list they all append to.
+ * The one context every generator pass shares, `{ program, checker, markers, report, schemas }` as
+ * controller-tools' genall: one TypeScript program over the API files (`src/api/**` and what they import,
+ * src/typescript), the other sources of `src/` parsed for their markers only, the markers of all of them
+ * (read through `markers`, from the registry every generator's markers make, registry.ts), the one
+ * `report` every diagnostic goes to, and the schema builder, which the passes ask only for schemas.
  */
-import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import { ts } from './ts-morph.cjs';
+import { apiProgram, sourceFiles } from '../typescript/api-program.js';
+import { ts } from '../typescript/compiler.cjs';
 import { readProjectDomain } from '../project/find.js';
-import { defaultRegistry, type Diagnostic, type Marker, type MarkerRegistry } from '../markers/index.js';
+import { MarkerIndex, Report, type Marker } from '../markers/index.js';
 import { SchemaBuilder } from '../schema/index.js';
-import { checkSubset, importsOf, planSubset, resolverFor, type Imports } from './declarations.js';
-import { libBlocker as findLibBlocker } from './lib-subset.js';
-import { createProgram, parseOptions, projectOptions, type LibVariant } from './program.js';
+import { brandSchema } from '../schema/resolve.js';
+import type { LibVariant } from '../typescript/program.js';
+import { defaultRegistry } from './registry.js';
 
 export interface ManifestContext {
   root: string;
@@ -20,9 +23,12 @@ export interface ManifestContext {
   /** The program of the API files (`src/api/**`) and what they import. */
   program: ts.Program;
   checker: ts.TypeChecker;
-  registry: MarkerRegistry;
-  builder: SchemaBuilder;
-  diagnostics: Diagnostic[];
+  /** The markers and doc comments of every source, collected once per file. */
+  markers: MarkerIndex;
+  /** Where every diagnostic of the run goes. */
+  report: Report;
+  /** The schema of a kind's root type, and of what it uses. */
+  schemas: SchemaBuilder;
   /**
    * The scanned sources (`src/**\/*.ts` without tests and declarations), sorted by path: those of the
    * program (`src/api/**` and the files they import), and the others, parsed alone for their markers.
@@ -37,160 +43,6 @@ export interface ManifestContext {
   displayPath(sf: ts.SourceFile): string;
   /** File-level markers of every scanned source, in path then source order. */
   packageMarkers(): Marker[];
-}
-
-const COMPILER_OPTIONS: ts.CompilerOptions = {
-  target: ts.ScriptTarget.ES2022,
-  module: ts.ModuleKind.NodeNext,
-  moduleResolution: ts.ModuleResolutionKind.NodeNext,
-  strict: true,
-  skipLibCheck: true,
-  noEmit: true,
-  lib: ['lib.es5.d.ts'],
-  types: [],
-};
-
-/**
- * Over the project's tsconfig: API types need ES5's library (Array, Record, Partial, Omit, Date...), never the
- * DOM or @types/node, which are most of what a program loads; leaving them out halves the generator's time.
- */
-const GENERATOR_OPTIONS: ts.CompilerOptions = {
-  noEmit: true,
-  lib: ['lib.es5.d.ts'],
-  types: [],
-};
-
-/**
- * The `.ts` files under `dir` but tests and declarations (as ts-morph's `**\/*.ts` glob found them: no dot
- * entries). A file or directory that is a symbolic link out of the project (`realRoot`) is not read: it is
- * put in `linkedOut`, and the generator reports it. A pull request can add such a link, and a file read
- * from outside the project could be printed in a diagnostic in the CI log.
- */
-function sourceFiles(
-  dir: string,
-  realRoot: string,
-  linkedOut: string[],
-  out: string[] = [],
-  seen = new Set<string>(),
-): string[] {
-  let entries;
-  try {
-    const real = realpathSync(dir);
-    if (seen.has(real)) return out; // a symbolic link back up the tree
-    seen.add(real);
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return out;
-  }
-  for (const entry of entries) {
-    if (entry.name.startsWith('.')) continue;
-    const file = `${dir}/${entry.name}`;
-    if (entry.isSymbolicLink() && !isInside(realRoot, realPathOf(file))) {
-      linkedOut.push(file);
-      continue;
-    }
-    const isDir =
-      entry.isDirectory() ||
-      (entry.isSymbolicLink() && statSync(file, { throwIfNoEntry: false })?.isDirectory());
-    if (isDir) sourceFiles(file, realRoot, linkedOut, out, seen);
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') && !entry.name.endsWith('.d.ts'))
-      out.push(file);
-  }
-  return out;
-}
-
-function realPathOf(file: string): string | undefined {
-  try {
-    return realpathSync(file);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Whether the real path `real` is `realRoot` or below it (undefined: a link that leads nowhere). */
-function isInside(realRoot: string, real: string | undefined): boolean {
-  if (real === undefined) return false;
-  const from = path.relative(realRoot, real);
-  return from === '' || (!from.startsWith('..') && !path.isAbsolute(from));
-}
-
-/**
- * What the program may read: the project's own files where they really are inside the project (an import
- * or a link that leads out is as if the file did not exist), and installed packages, by a path through
- * a node_modules directory or as declarations (`.d.ts`): a workspace's packages are links out of
- * node_modules, which TypeScript follows. npm makes node_modules, not a pull request.
- */
-function readableFor(root: string): (file: string) => boolean {
-  const realRoot = realpathSync(root);
-  const roots = [...new Set([path.resolve(root), realRoot])];
-  const isPackageFile = (file: string) => /\/node_modules\//.test(file) || /\.d\.[cm]?ts$/.test(file);
-  return (file) => {
-    const inProject = roots
-      .map((r) => path.relative(r, file))
-      .find((from) => from !== '' && !from.startsWith('..') && !path.isAbsolute(from));
-    if (inProject === undefined || inProject.split(path.sep)[0] === 'node_modules')
-      return isPackageFile(file);
-    return isInside(realRoot, realPathOf(file));
-  };
-}
-
-/**
- * The program over the API files: with the smaller entries of the runtime and client-node when every
- * import of them can be traced (declarations.ts), else, or when another file of the program imports
- * them for more, with the full declarations. With the smaller library (lib-subset.ts) when `lib` allows
- * and the full declarations are not needed (their ~900 files would only be walked to find a blocker).
- */
-function apiProgram(
-  root: string,
-  apiFiles: string[],
-  overlay: ReadonlyMap<string, string>,
-  read: (file: string) => string,
-  lib: LibVariant,
-): { program: ts.Program; declarations: 'subset' | 'full'; lib: LibVariant; libBlocker?: string } {
-  const options = projectOptions(root, GENERATOR_OPTIONS, COMPILER_OPTIONS);
-  const cache = new Map<string, ts.SourceFile>();
-  const mayRead = readableFor(root);
-  const full = () => ({
-    program: createProgram(apiFiles, options, overlay, cache, 'full', mayRead),
-    declarations: 'full' as const,
-    lib: 'full' as const,
-  });
-  /** The program with the smaller library unless a file blocks it; then again with the full one. */
-  const withLib = (entries: ReadonlyMap<string, string>, program: ts.Program) => {
-    if (lib === 'full') return { program, lib: 'full' as const };
-    const blocker = findLibBlocker(program);
-    if (blocker === undefined) return { program, lib: 'subset' as const };
-    // Every parsed and bound file serves again, but the library.
-    return {
-      program: createProgram(apiFiles, options, entries, cache, 'full', mayRead),
-      lib: 'full' as const,
-      libBlocker: blocker,
-    };
-  };
-  const wanted: Imports = { names: new Map() };
-  for (const file of apiFiles) {
-    const sf = ts.createSourceFile(file, read(file), parseOptions(options));
-    cache.set(file, sf);
-    for (const [pkg, names] of importsOf(sf).names) {
-      if (!wanted.names.has(pkg)) wanted.names.set(pkg, new Set());
-      const set = wanted.names.get(pkg);
-      if (!names) wanted.names.set(pkg, undefined);
-      else for (const n of names) set?.add(n);
-    }
-  }
-  const first = apiFiles[0];
-  if (first === undefined) return full();
-  if (wanted.names.size === 0) {
-    // Nothing from the runtime or client-node: no declarations of theirs to cut.
-    const program = createProgram(apiFiles, options, overlay, cache, lib, mayRead);
-    return { ...withLib(overlay, program), declarations: 'full' };
-  }
-  const subset = planSubset(wanted, first, resolverFor(options));
-  if (!subset) return full();
-  const entries = new Map([...overlay, ...subset.entries]);
-  const program = createProgram(apiFiles, options, entries, cache, lib, mayRead);
-  if (!checkSubset(program, subset)) return full();
-  return { ...withLib(entries, program), declarations: 'subset' };
 }
 
 /**
@@ -219,25 +71,26 @@ export function createContext(
     overlay,
     read,
     options.lib ?? 'subset',
+    (checker, type) => brandSchema(checker, type) !== undefined,
   );
   const checker = program.getTypeChecker();
-  const registry = defaultRegistry();
-  const diagnostics: Diagnostic[] = linkedOut.map((file) => ({
-    file: path.relative(root, file).split(path.sep).join('/'),
-    line: 1,
-    col: 1,
-    code: 'link-out-of-project',
-    message: 'a symbolic link out of the project: kubesmith reads only files inside the project',
-    hint: 'replace the link with the file or directory itself',
-  }));
   const displayPath = (sf: ts.SourceFile): string =>
     path.relative(root, sf.fileName).split(path.sep).join('/');
+  const report = new Report(displayPath);
+  for (const file of linkedOut) {
+    report.error(
+      { file: path.relative(root, file).split(path.sep).join('/'), line: 1, col: 1 },
+      'link-out-of-project',
+      'a symbolic link out of the project: kubesmith reads only files inside the project',
+      'replace the link with the file or directory itself',
+    );
+  }
+  const markers = new MarkerIndex(defaultRegistry(), report);
   const optionalDirs = new Map<string, boolean>();
-  const builder: SchemaBuilder = new SchemaBuilder({
+  const schemas = new SchemaBuilder({
     checker,
-    registry,
-    diagnostics,
-    displayPath,
+    markers,
+    report,
     // `+kubebuilder:validation:Optional` in any file of a directory makes its fields optional by default.
     optionalByDefault: (sf) => {
       const dir = path.dirname(sf.fileName);
@@ -246,7 +99,7 @@ export function createContext(
         optional = sources
           .filter((f) => path.dirname(f.fileName) === dir)
           .some((f) =>
-            builder.fileMarkers(f).package.some((m) => m.name === 'kubebuilder:validation:Optional'),
+            markers.fileMarkers(f).package.some((m) => m.name === 'kubebuilder:validation:Optional'),
           );
         optionalDirs.set(dir, optional);
       }
@@ -269,14 +122,14 @@ export function createContext(
     },
     program,
     checker,
-    registry,
-    builder,
-    diagnostics,
+    markers,
+    report,
+    schemas,
     sources,
     declarations,
     lib,
     libBlocker,
     displayPath,
-    packageMarkers: () => sources.flatMap((sf) => builder.fileMarkers(sf).package),
+    packageMarkers: () => sources.flatMap((sf) => markers.fileMarkers(sf).package),
   };
 }

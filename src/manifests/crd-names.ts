@@ -12,7 +12,7 @@ const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[
 /** A CRD's name is `<plural>.<group>`, a DNS-1123 subdomain: at most this long. */
 export const MAX_CRD_NAME = 253;
 /** A kind's list kind is the kind and `List`, itself a label of at most 63 characters. */
-export const MAX_KIND = 63 - 'List'.length;
+const MAX_KIND = 63 - 'List'.length;
 
 /** Plural, singular, short names, categories and version names. */
 export const LABEL_RULE =

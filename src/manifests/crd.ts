@@ -4,9 +4,8 @@
  * flags from the kind's markers; versions of one kind merged into one CRD, sorted by name.
  */
 import path from 'node:path';
-import { ts } from './ts-morph.cjs';
-import { isError } from '../markers/diagnostics.js';
-import type { ApiDirectory, CrdParts, Fail, VersionParts } from '../markers/effects.js';
+import { ts } from '../typescript/compiler.cjs';
+import type { ApiDirectory, CrdParts, VersionParts } from '../markers/effects.js';
 import type { Marker } from '../markers/registry.js';
 import { crdDefaultPlural } from '../project/plural.js';
 import { crdSchemaProblems } from '../schema/structural.js';
@@ -50,10 +49,6 @@ function versionDirs(ctx: ManifestContext): VersionDir[] {
   return [...byDir.entries()].sort(([a], [b]) => cmp(a, b)).map(([dir, files]) => ({ dir, files }));
 }
 
-function report(ctx: ManifestContext, node: ts.Node, code: string, message: string, hint?: string): void {
-  ctx.builder.report(node, code, message, hint);
-}
-
 /** Whether a declaration is a kind: exported, with apiVersion, kind and metadata, or object:root=true. */
 function isKind(ctx: ManifestContext, decl: ts.Node, markers: Marker[]): boolean {
   const root = markers.find((m) => m.definition === OBJECT_ROOT);
@@ -75,8 +70,8 @@ function findKinds(ctx: ManifestContext): { kinds: KindVersion[]; kindDecls: Set
   for (const { dir, files } of versionDirs(ctx)) {
     const apiDir: ApiDirectory = {};
     for (const sf of files)
-      for (const m of ctx.builder.fileMarkers(sf).package)
-        m.definition.directory?.(apiDir, m.value, failAt(ctx, m));
+      for (const m of ctx.markers.fileMarkers(sf).package)
+        m.definition.directory?.(apiDir, m.value, ctx.report.marker(m));
     if (apiDir.skip) continue;
     const candidates: { decl: KindVersion['decl']; markers: Marker[] }[] = [];
     for (const sf of files) {
@@ -88,7 +83,7 @@ function findKinds(ctx: ManifestContext): { kinds: KindVersion[]; kindDecls: Set
         ))
           continue;
         if (!stmt.name || !exported(stmt)) continue;
-        const markers = ctx.builder.markersOf(stmt);
+        const markers = ctx.markers.markersOf(stmt);
         if (isKind(ctx, stmt, markers)) candidates.push({ decl: stmt, markers });
       }
     }
@@ -98,33 +93,28 @@ function findKinds(ctx: ManifestContext): { kinds: KindVersion[]; kindDecls: Set
     if (apiDir.invalidGroup) continue;
     const gv = files.find((sf) => path.basename(sf.fileName) === 'group-version.ts') ?? files[0]!;
     if (group === undefined) {
-      ctx.diagnostics.push({
-        file: ctx.displayPath(gv),
-        line: 1,
-        col: 1,
-        code: 'missing-group',
-        message: `missing +groupName for the API version in ${dir}`,
-        hint: `add a comment line "// +groupName=${dir.split('/')[2]}.${ctx.domain ?? '<domain>'}" to ${dir}/group-version.ts`,
-      });
+      ctx.report.error(
+        { file: ctx.displayPath(gv), line: 1, col: 1 },
+        'missing-group',
+        `missing +groupName for the API version in ${dir}`,
+        `add a comment line "// +groupName=${dir.split('/')[2]}.${ctx.domain ?? '<domain>'}" to ${dir}/group-version.ts`,
+      );
       continue;
     }
     const version = apiDir.version ?? dir.split('/')[3] ?? '';
     if (apiDir.version === undefined && !isLabel(version)) {
-      ctx.diagnostics.push({
-        file: ctx.displayPath(gv),
-        line: 1,
-        col: 1,
-        code: 'invalid-version',
-        message: `the version directory name ${JSON.stringify(version)} of ${dir} is not a version the API server takes: it must be ${LABEL_RULE}`,
-        hint: 'rename the directory (e.g. v1, v1beta1), or name the version with a comment line "// +versionName=v1" in group-version.ts',
-      });
+      ctx.report.error(
+        { file: ctx.displayPath(gv), line: 1, col: 1 },
+        'invalid-version',
+        `the version directory name ${JSON.stringify(version)} of ${dir} is not a version the API server takes: it must be ${LABEL_RULE}`,
+        'rename the directory (e.g. v1, v1beta1), or name the version with a comment line "// +versionName=v1" in group-version.ts',
+      );
       continue;
     }
     for (const { decl, markers } of candidates) {
       const kind = decl.name!.text;
       if (!isKindName(kind)) {
-        report(
-          ctx,
+        ctx.report.error(
           decl.name!,
           'invalid-kind',
           `invalid kind ${kind}: the API server takes ${KIND_RULE}`,
@@ -138,19 +128,6 @@ function findKinds(ctx: ManifestContext): { kinds: KindVersion[]; kindDecls: Set
   return { kinds, kindDecls };
 }
 
-/** The markers' diagnostics: at the marker, with a fix. */
-function failAt(ctx: ManifestContext, m: Marker): Fail {
-  return (message, hint) =>
-    ctx.diagnostics.push({
-      file: m.file,
-      line: m.line,
-      col: m.col,
-      code: 'invalid-marker',
-      message,
-      ...(hint ? { hint } : {}),
-    });
-}
-
 /** What a kind's markers say about its version (crd-markers.ts). */
 function versionParts(ctx: ManifestContext, kv: KindVersion): VersionParts {
   const parts: VersionParts = {
@@ -162,7 +139,7 @@ function versionParts(ctx: ManifestContext, kv: KindVersion): VersionParts {
     columns: [],
     selectableFields: [],
   };
-  for (const m of kv.markers) m.definition.version?.(parts, m.value, failAt(ctx, m));
+  for (const m of kv.markers) m.definition.version?.(parts, m.value, ctx.report.marker(m));
   return parts;
 }
 
@@ -186,7 +163,7 @@ function versionEntry(
 }
 
 /** Cuts descriptions longer than `max` as controller-gen does (at a sentence end, else a word, plus "..."). */
-export function truncateDescriptions(schema: JSONSchemaProps, max: number): void {
+function truncateDescriptions(schema: JSONSchemaProps, max: number): void {
   if (max < 0) return;
   if (schema.description !== undefined) {
     if (max === 0) delete schema.description;
@@ -215,19 +192,17 @@ function truncate(desc: string, max: number): string {
 /** Kind markers (resource, subresource, printcolumn...) anywhere but on a kind are errors. */
 function checkKindMarkers(ctx: ManifestContext, kindDecls: ReadonlySet<ts.Node>): void {
   for (const sf of ctx.sources) {
-    for (const [node, markers] of ctx.builder.fileMarkers(sf).byNode) {
+    for (const [node, markers] of ctx.markers.fileMarkers(sf).byNode) {
       if (kindDecls.has(node)) continue;
       const name = (node as ts.NamedDeclaration).name?.getText(sf) ?? 'this declaration';
       // Markers that act on a CRD or a version of it stand on kinds only.
       for (const m of markers.filter((m) => m.definition.crd || m.definition.version)) {
-        ctx.diagnostics.push({
-          file: m.file,
-          line: m.line,
-          col: m.col,
-          code: 'misplaced-marker',
-          message: `marker +${m.name} stands on ${name}, which is not a kind`,
-          hint: 'put it above a kind: an exported type with apiVersion, kind and metadata in src/api/<group>/<version>/',
-        });
+        ctx.report.error(
+          m,
+          'misplaced-marker',
+          `marker +${m.name} stands on ${name}, which is not a kind`,
+          'put it above a kind: an exported type with apiVersion, kind and metadata in src/api/<group>/<version>/',
+        );
       }
     }
   }
@@ -268,8 +243,8 @@ export function* generateCrds(
     for (const kv of versions) {
       const parts = versionParts(ctx, kv);
       if (parts.skip) continue;
-      for (const m of kv.markers) m.definition.crd?.(crd, m.value, failAt(ctx, m));
-      const schema = ctx.builder.rootSchema(kv.decl);
+      for (const m of kv.markers) m.definition.crd?.(crd, m.value, ctx.report.marker(m));
+      const schema = ctx.schemas.rootSchema(kv.decl);
       entries.push({ kv, parts, schema, entry: versionEntry(kv, parts, schema) });
     }
     if (entries.length === 0) continue;
@@ -279,8 +254,7 @@ export function* generateCrds(
       const storage = entries.filter(({ parts }) => parts.storage);
       if (storage.length !== 1) {
         const at = storage.length > 1 ? storage[1]!.kv.decl : entries[0]!.kv.decl;
-        report(
-          ctx,
+        ctx.report.error(
           at,
           storage.length > 1 ? 'several-storage-versions' : 'no-storage-version',
           `${first.kind}.${first.group} has ${storage.length === 0 ? 'no' : storage.length} storage versions among ${entries.map((e) => e.kv.version).join(', ')}`,
@@ -291,11 +265,10 @@ export function* generateCrds(
     }
     // The apiserver's rules over each whole schema: a safety net behind the per-property checks, which
     // point at the exact source; so it runs only when those found nothing.
-    if (!ctx.diagnostics.some(isError)) {
+    if (!ctx.report.hasErrors()) {
       for (const { kv, schema } of entries) {
         for (const problem of crdSchemaProblems(schema)) {
-          report(
-            ctx,
+          ctx.report.error(
             kv.decl,
             'not-structural',
             `${kv.kind} ${kv.version}: ${problem.message}`,
@@ -310,8 +283,7 @@ export function* generateCrds(
     const { names, scope, annotations, labels } = crd;
     const plural = names.plural;
     if (plural.length + 1 + first.group.length > MAX_CRD_NAME) {
-      report(
-        ctx,
+      ctx.report.error(
         first.decl.name!,
         'invalid-crd-name',
         `the CRD's name ${plural}.${first.group} is longer than ${MAX_CRD_NAME} characters, the API server's limit`,

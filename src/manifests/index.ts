@@ -79,28 +79,22 @@ export async function generateManifests(options: GenerateOptions): Promise<Gener
         (total, document) => total + Buffer.byteLength(JSON.stringify(document)),
         0,
       );
-      const at = (): Pick<Diagnostic, 'file' | 'line' | 'col'> => {
-        if (!file.source) return { file: file.path, line: 1, col: 1 };
-        const sf = file.source.getSourceFile();
-        const lc = sf.getLineAndCharacterOfPosition(file.source.getStart(sf));
-        return { file: ctx.displayPath(sf), line: lc.line + 1, col: lc.character + 1 };
-      };
+      // At the kind's declaration, or at the top of the file for a CRD that comes from none.
+      const at = file.source ?? { file: file.path, line: 1, col: 1 };
       if (jsonSize > ETCD_REQUEST_LIMIT) {
-        ctx.diagnostics.push({
-          ...at(),
-          code: 'crd-too-large-for-etcd',
-          severity: 'error',
-          message: `${file.path} is ${jsonSize} bytes as JSON, more than the ${ETCD_REQUEST_LIMIT} bytes etcd stores in one object (its --max-request-bytes): the API server would refuse it`,
-          hint: 'drop descriptions with --max-desc-len 0 (or cut them shorter), or serve fewer versions of the kind',
-        });
+        ctx.report.error(
+          at,
+          'crd-too-large-for-etcd',
+          `${file.path} is ${jsonSize} bytes as JSON, more than the ${ETCD_REQUEST_LIMIT} bytes etcd stores in one object (its --max-request-bytes): the API server would refuse it`,
+          'drop descriptions with --max-desc-len 0 (or cut them shorter), or serve fewer versions of the kind',
+        );
       } else if (size > LAST_APPLIED_LIMIT && file.source) {
-        ctx.diagnostics.push({
-          ...at(),
-          code: 'crd-too-large',
-          severity: 'warning',
-          message: `${file.path} is ${size} bytes, more than the ${LAST_APPLIED_LIMIT} bytes of the last-applied annotation of client-side kubectl apply`,
-          hint: 'apply it with kubectl apply --server-side, or shorten descriptions with --max-desc-len',
-        });
+        ctx.report.warning(
+          file.source,
+          'crd-too-large',
+          `${file.path} is ${size} bytes, more than the ${LAST_APPLIED_LIMIT} bytes of the last-applied annotation of client-side kubectl apply`,
+          'apply it with kubectl apply --server-side, or shorten descriptions with --max-desc-len',
+        );
       }
     }
   }
@@ -111,11 +105,11 @@ export async function generateManifests(options: GenerateOptions): Promise<Gener
     if (roles.length > 0) files.push(handOver({ path: ROLE_FILE, content: writeYamlDocuments(roles) }));
   }
   if (all || options.webhook) {
-    const documents = webhookConfigurations(packageMarkers, ctx.diagnostics);
+    const documents = webhookConfigurations(packageMarkers, ctx.report);
     if (documents.length > 0) {
       files.push(handOver({ path: WEBHOOK_MANIFESTS_FILE, content: writeYamlDocuments(documents) }));
     }
   }
   files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { files, diagnostics: sortDiagnostics(ctx.diagnostics) };
+  return { files, diagnostics: sortDiagnostics(ctx.report.diagnostics) };
 }

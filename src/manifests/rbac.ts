@@ -7,9 +7,7 @@ import type { RbacRule } from '../markers/effects.js';
 import { T } from '../markers/grammar.js';
 import { defineMarker, optional, required, type Marker } from '../markers/registry.js';
 
-export type { RbacRule } from '../markers/effects.js';
-
-export const DEFAULT_ROLE_NAME = 'manager-role';
+const DEFAULT_ROLE_NAME = 'manager-role';
 
 /** `+kubebuilder:rbac`: one rule of the manager's role (or of the role it names), from anywhere. */
 export const RBAC_MARKER = defineMarker({

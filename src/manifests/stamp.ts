@@ -50,7 +50,7 @@ const statOrNothing = (file: string) => {
  * Where the stamp lives, or undefined when the project has no node_modules (nothing is cached then), or
  * when a link in the way leads out of the project: the cache is read and written only inside it.
  */
-export function stampPath(root: string): string | undefined {
+function stampPath(root: string): string | undefined {
   if (!existsSync(path.join(root, 'node_modules'))) return undefined;
   try {
     return containedPath(root, 'node_modules/.cache/kubesmith/manifests.json');
@@ -84,6 +84,9 @@ function sourceFiles(dir: string, prefix = ''): string[] | undefined {
   return files.sort();
 }
 
+/** The folders of dist/ whose modules make the generator (docs/architecture.md). */
+const GENERATOR_FOLDERS = ['typescript', 'markers', 'schema', 'manifests'];
+
 /**
  * Which generator this is, beyond its version number: the size and time of its own modules, so that a
  * rebuilt kubesmith (a contributor's, a linked checkout) never takes a stamp of another build for its own.
@@ -91,7 +94,7 @@ function sourceFiles(dir: string, prefix = ''): string[] | undefined {
 function generatorIdentity(): string {
   const here = path.dirname(fileURLToPath(import.meta.url));
   const parts: string[] = [];
-  for (const dir of ['manifests', 'schema', 'markers'].map((name) => path.join(here, '..', name))) {
+  for (const dir of GENERATOR_FOLDERS.map((name) => path.join(here, '..', name))) {
     for (const name of readdirOrNothing(dir).sort()) {
       const info = statOrNothing(path.join(dir, name));
       if (info?.isFile()) parts.push(`${name}:${info.size}:${info.mtimeMs}`);

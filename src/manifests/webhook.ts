@@ -5,7 +5,7 @@
  * NoneOnDryRun, timeoutSeconds 1-30, url xor path, admissionReviewVersions) and ordering (by name).
  * `+kubebuilder:webhookconfiguration` names the configurations.
  */
-import type { Diagnostic } from '../markers/diagnostics.js';
+import type { Report } from '../markers/diagnostics.js';
 import type { Fail, WebhookSet } from '../markers/effects.js';
 import { T } from '../markers/grammar.js';
 import { defineMarker, optional, required, type Marker } from '../markers/registry.js';
@@ -148,24 +148,13 @@ export const WEBHOOK_CONFIGURATION_MARKER = defineMarker({
 });
 
 /** The webhook configurations of the `+kubebuilder:webhook` markers among `markers`. */
-export function webhookConfigurations(markers: readonly Marker[], diagnostics: Diagnostic[]): unknown[] {
+export function webhookConfigurations(markers: readonly Marker[], report: Report): unknown[] {
   const set: WebhookSet = {
     names: { mutating: undefined, validating: undefined },
     mutating: [],
     validating: [],
   };
-  for (const m of markers) {
-    m.definition.webhook?.(set, m.value, (message, hint) =>
-      diagnostics.push({
-        file: m.file,
-        line: m.line,
-        col: m.col,
-        code: 'invalid-webhook',
-        message,
-        ...(hint ? { hint } : {}),
-      }),
-    );
-  }
+  for (const m of markers) m.definition.webhook?.(set, m.value, report.marker(m));
   const { names, mutating, validating } = set;
 
   const byName = (a: { name: string }, b: { name: string }) =>

@@ -4,8 +4,8 @@
  * comments directly above a declaration belong to it; the others are file-level (rbac, webhook,
  * groupName...). Every marker keeps its exact file:line:col.
  */
-import { ts } from '../manifests/ts-morph.cjs';
-import type { Diagnostic } from './diagnostics.js';
+import { ts } from '../typescript/compiler.cjs';
+import type { Report } from './diagnostics.js';
 import type { Marker, MarkerRegistry, Target } from './registry.js';
 
 /** One comment line whose text starts with `+`. */
@@ -17,7 +17,7 @@ export interface MarkerLine {
 }
 
 /** The marker lines of one comment. */
-export function markerLinesOf(fileText: string, range: ts.CommentRange): MarkerLine[] {
+function markerLinesOf(fileText: string, range: ts.CommentRange): MarkerLine[] {
   const raw = fileText.slice(range.pos, range.end);
   const out: MarkerLine[] = [];
   if (range.kind === ts.SyntaxKind.SingleLineCommentTrivia) {
@@ -77,12 +77,12 @@ const TARGETS: readonly (Target | undefined)[] = (() => {
 })();
 
 /** Declarations markers attach to, and their target. */
-export function targetOf(node: ts.Node): Target | undefined {
+function targetOf(node: ts.Node): Target | undefined {
   return TARGETS[node.kind];
 }
 
 /** `OrderSpec.lines.name`: a declaration and the properties down to `node`, for messages. */
-export function subjectOf(node: ts.Node): string | undefined {
+function subjectOf(node: ts.Node): string | undefined {
   const parts: string[] = [];
   for (let n: ts.Node | undefined = node; n; n = n.parent) {
     if (ts.isPropertySignature(n) || ts.isPropertyDeclaration(n)) {
@@ -109,16 +109,9 @@ export interface FileMarkers {
   docs: Map<ts.Node, ts.CommentRange>;
 }
 
-/**
- * Collects and parses every marker of `sf`. Problems are pushed to `diagnostics`; `file` is the path
- * shown in them.
- */
-export function collectFileMarkers(
-  sf: ts.SourceFile,
-  registry: MarkerRegistry,
-  file: string,
-  diagnostics: Diagnostic[],
-): FileMarkers {
+/** Collects and parses every marker of `sf`. Problems go to `report`. */
+export function collectFileMarkers(sf: ts.SourceFile, registry: MarkerRegistry, report: Report): FileMarkers {
+  const file = report.displayPath(sf);
   const text = sf.getFullText();
   const result: FileMarkers = { package: [], byNode: new Map(), docs: new Map() };
   const attached = new Set<number>();
@@ -137,12 +130,7 @@ export function collectFileMarkers(
       if (!parsed.marker.definition.ignored) out.push(parsed.marker);
       return;
     }
-    diagnostics.push({
-      ...position(line.pos + parsed.offset),
-      code: parsed.code,
-      message: parsed.message,
-      ...(parsed.hint ? { hint: parsed.hint } : {}),
-    });
+    report.error(position(line.pos + parsed.offset), parsed.code, parsed.message, parsed.hint);
   };
 
   // Offsets of every `+` in the file. A marker line holds one, so a node whose text (its leading comments

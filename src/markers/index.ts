@@ -3,5 +3,5 @@ export * from './diagnostics.js';
 export * from './grammar.js';
 export * from './effects.js';
 export * from './registry.js';
-export * from './definitions.js';
 export * from './collect.js';
+export * from './marker-index.js';

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { Project, ts } from 'ts-morph';
 import { Cursor, parseValue, T, type ArgType } from './grammar.js';
-import { defaultRegistry } from './definitions.js';
+import { defaultRegistry } from '../manifests/registry.js';
 import { collectFileMarkers } from './collect.js';
 import { splitMarker, type Marker } from './registry.js';
-import type { Diagnostic } from './diagnostics.js';
+import { Report, type Diagnostic } from './diagnostics.js';
 import { toYaml } from '../manifests/yaml.js';
 
 const where = { file: 'f.ts', line: 1, col: 1 };
@@ -170,7 +170,7 @@ describe('collectFileMarkers', () => {
     const project = new Project({ useInMemoryFileSystem: true });
     const sf = project.createSourceFile('/a.ts', text).compilerNode;
     const diagnostics: Diagnostic[] = [];
-    const result = collectFileMarkers(sf, registry, 'src/a.ts', diagnostics);
+    const result = collectFileMarkers(sf, registry, new Report(() => 'src/a.ts', diagnostics));
     return { sf, result, diagnostics };
   }
 

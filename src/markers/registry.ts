@@ -116,7 +116,7 @@ export interface Marker {
 }
 
 /** Prefixes kubesmith is strict about; other `+...` lines are left alone (they may be someone else's). */
-export const KNOWN_PREFIXES: readonly string[] = [
+const KNOWN_PREFIXES: readonly string[] = [
   'kubebuilder:',
   'k8s:',
   'optional',
@@ -131,7 +131,7 @@ export const KNOWN_PREFIXES: readonly string[] = [
   'versionName',
 ];
 
-export function hasKnownPrefix(raw: string): boolean {
+function hasKnownPrefix(raw: string): boolean {
   const body = raw.startsWith('+') ? raw.slice(1) : raw;
   return KNOWN_PREFIXES.some((p) => body.startsWith(p));
 }
@@ -148,7 +148,14 @@ export function splitMarker(raw: string): { name: string; anonName: string; rest
 }
 
 export type ParseResult =
-  { ok: true; marker: Marker } | { ok: false; code: string; message: string; hint?: string; offset: number };
+  | { ok: true; marker: Marker }
+  | {
+      ok: false;
+      code: 'unknown-marker' | 'misplaced-marker' | 'invalid-marker';
+      message: string;
+      hint?: string;
+      offset: number;
+    };
 
 const TARGET_WORDS: Record<Target, string> = {
   package: 'anywhere in a file',
@@ -371,7 +378,7 @@ function parseArguments(def: MarkerDefinition, raw: string): unknown {
 }
 
 /** Levenshtein distance. */
-export function editDistance(a: string, b: string): number {
+function editDistance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {
     const cur = [i];

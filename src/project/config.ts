@@ -15,10 +15,8 @@ import {
   validateVersion,
   type NameProblem,
 } from './validation.js';
+import { checkProjectSize, MAX_ALIAS_COUNT } from './read-project.js';
 
-import { checkProjectSize, MAX_ALIAS_COUNT } from './find.js';
-
-export { PROJECT_FILE } from './find.js';
 export const LAYOUT = 'typescript.kubesmith.dev/v1';
 
 const HEADER = [

@@ -8,13 +8,9 @@
 import path from 'node:path';
 import { readFile } from 'node:fs/promises';
 import { KubesmithError } from '../errors.js';
-import {
-  PROJECT_FILE,
-  serializeProject,
-  type ProjectConfig,
-  type ResourceConfig,
-} from '../project/config.js';
+import { serializeProject, type ProjectConfig, type ResourceConfig } from '../project/config.js';
 import type { LoadedProject } from '../project/find.js';
+import { PROJECT_FILE } from '../project/layout.js';
 import { BUILTIN_GROUPS, findResource, resolveResource, type ResourceFlags } from '../project/resource.js';
 import { apiContext, type ApiContext } from './context.js';
 import { addAtMarker } from './add-at-marker.js';

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Project, ts } from 'ts-morph';
 import { schemaOf } from '../../test/helpers/schema.js';
-import { defaultRegistry, formatDiagnostic, type Diagnostic } from '../markers/index.js';
+import { defaultRegistry } from '../manifests/registry.js';
+import { formatDiagnostic, MarkerIndex, Report, type Diagnostic } from '../markers/index.js';
 import { SchemaBuilder } from './build.js';
 import { clone, type JSONSchemaProps } from './types.js';
 
@@ -196,11 +197,11 @@ describe('known types are recognised by the package they come from, never by a p
       else fs.writeFileSync(name, text);
     }
     const diagnostics: Diagnostic[] = [];
+    const report = new Report((sf) => sf.fileName, diagnostics);
     const builder = new SchemaBuilder({
       checker: project.getTypeChecker().compilerObject,
-      registry: defaultRegistry(),
-      diagnostics,
-      displayPath: (sf) => sf.fileName,
+      markers: new MarkerIndex(defaultRegistry(), report),
+      report,
       readFile: (f) => (fs.fileExistsSync(f) ? fs.readFileSync(f) : undefined),
     });
     const sf = project.getSourceFileOrThrow(rootFile).compilerNode;

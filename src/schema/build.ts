@@ -1,14 +1,12 @@
 /**
- * TypeScript -> structural OpenAPI v3 (DESIGN §4): the schema builder the generators use. It puts together
- * the marker index (marker-index.ts), the diagnostics (report.ts), name resolution (resolve.ts) and the
- * one type mapper (mapper.ts, with objects.ts and unions.ts), and adds what is special about a kind's
- * root type. Schemas are built once per declaration and always inlined; problems become diagnostics
+ * TypeScript -> structural OpenAPI v3 (DESIGN §4): the schema builder the generators use. Over the run's
+ * markers and report (src/markers), it puts together name resolution (resolve.ts) and the one type mapper
+ * (mapper.ts, with objects.ts and unions.ts), and adds what is special about a kind's root type. Schemas are built once per declaration and always inlined; problems become diagnostics
  * naming the property path and the fix, with a placeholder schema standing in.
  */
-import { ts } from '../manifests/ts-morph.cjs';
-import type { Diagnostic, FileMarkers, Marker, MarkerRegistry } from '../markers/index.js';
+import { ts } from '../typescript/compiler.cjs';
+import type { MarkerIndex, Report } from '../markers/index.js';
 import { TYPE_META_DESCRIPTIONS } from './k8s-data.js';
-import { MarkerIndex } from './marker-index.js';
 import { TypeMapper } from './mapper.js';
 import type { ReadFile } from './origin.js';
 import { Reporter } from './report.js';
@@ -17,10 +15,10 @@ import type { JSONSchemaProps } from './types.js';
 
 export interface SchemaBuilderOptions {
   checker: ts.TypeChecker;
-  registry: MarkerRegistry;
-  diagnostics: Diagnostic[];
-  /** The path of a source file as shown in diagnostics (relative to the project root). */
-  displayPath: (sf: ts.SourceFile) => string;
+  /** The markers and docs of the sources, the run's one index. */
+  markers: MarkerIndex;
+  /** Where the builder's problems go. */
+  report: Report;
   /** Whether fields declared in `sf` are optional unless marked (`+kubebuilder:validation:Optional` on the package). */
   optionalByDefault?: (sf: ts.SourceFile) => boolean;
   /** Reads a package.json, to learn which package a declaration comes from. Default: from disk. */
@@ -28,38 +26,13 @@ export interface SchemaBuilderOptions {
 }
 
 export class SchemaBuilder {
-  private readonly index: MarkerIndex;
-  private readonly reporter: Reporter;
   private readonly mapper: TypeMapper;
 
   constructor(options: SchemaBuilderOptions) {
-    this.index = new MarkerIndex(options.registry, options.displayPath, options.diagnostics);
-    this.reporter = new Reporter(options.diagnostics, options.displayPath);
-    const resolver = new Resolver(
-      options.checker,
-      this.reporter,
-      options.readFile ?? ((f) => ts.sys.readFile(f)),
-    );
+    const reporter = new Reporter(options.report);
+    const resolver = new Resolver(options.checker, reporter, options.readFile ?? ((f) => ts.sys.readFile(f)));
     const optionalByDefault = options.optionalByDefault ?? (() => false);
-    this.mapper = new TypeMapper(options.checker, this.index, this.reporter, resolver, optionalByDefault);
-  }
-
-  /** The parsed markers and docs of a file, collected once. */
-  fileMarkers(sf: ts.SourceFile): FileMarkers {
-    return this.index.fileMarkers(sf);
-  }
-
-  markersOf(node: ts.Node): Marker[] {
-    return this.index.markersOf(node);
-  }
-
-  /** The description of a declaration: its JSDoc text without markers, TODO lines, or anything after `---`. */
-  descriptionOf(node: ts.Node): string | undefined {
-    return this.index.descriptionOf(node);
-  }
-
-  report(node: ts.Node, code: string, message: string, hint?: string): void {
-    this.reporter.at(node, code, message, hint);
+    this.mapper = new TypeMapper(options.checker, options.markers, reporter, resolver, optionalByDefault);
   }
 
   /** The schema of a named type, with its description and type-level markers. Cached. */

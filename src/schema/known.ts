@@ -50,11 +50,6 @@ export function clientNodeSchema(name: string): JSONSchemaProps | undefined {
   return id === undefined ? undefined : expand(data, id);
 }
 
-/** The @kubernetes/client-node type names with schema data. */
-export function clientNodeTypes(): string[] {
-  return Object.keys(loadK8sTypes().roots);
-}
-
 interface K8sTypesData {
   roots: Record<string, number>;
   nodes: Record<string, unknown>[];

@@ -6,12 +6,13 @@
  * `Date`, recursion...) is handled here once, whether it was written or computed (a generic's type
  * argument, a property of `Partial<T>`). Objects are built from their properties in objects.ts.
  */
-import { ts } from '../manifests/ts-morph.cjs';
+import { ts } from '../typescript/compiler.cjs';
 import { applyMarkers } from './apply.js';
-import type { MarkerIndex } from './marker-index.js';
+import type { MarkerIndex } from '../markers/marker-index.js';
 import { computedObjectSchema, declaredObjectSchema, intersectionSchema } from './objects.js';
 import type { Reporter } from './report.js';
-import { declName, isLibFile, referenceOf, type Decl, type Resolver } from './resolve.js';
+import { isLibFile } from '../typescript/lib-subset.js';
+import { declName, referenceOf, type Decl, type Resolver } from './resolve.js';
 import { clone, type JSONSchemaProps } from './types.js';
 import { unionSchema } from './unions.js';
 

@@ -4,8 +4,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Project, ts } from 'ts-morph';
-import { DEFINITIONS } from '../markers/definitions.js';
-import { formatDiagnostic, sortDiagnostics, type Diagnostic } from '../markers/diagnostics.js';
+import { DEFINITIONS } from '../manifests/registry.js';
+import { formatDiagnostic, Report, sortDiagnostics, type Diagnostic } from '../markers/diagnostics.js';
+import { MarkerIndex } from '../markers/marker-index.js';
 import { T } from '../markers/grammar.js';
 import { defineMarker, MarkerRegistry, optional, required } from '../markers/registry.js';
 import { SchemaBuilder } from './build.js';
@@ -43,11 +44,11 @@ function build(source: string): { properties: unknown; diagnostics: string[] } {
   const project = new Project({ useInMemoryFileSystem: true, compilerOptions: { strict: true } });
   const sf = project.createSourceFile('/src/types.ts', source).compilerNode;
   const diagnostics: Diagnostic[] = [];
+  const report = new Report(() => 'types.ts', diagnostics);
   const builder = new SchemaBuilder({
     checker: project.getTypeChecker().compilerObject,
-    registry: new MarkerRegistry().define(...DEFINITIONS, EXACT_ITEMS),
-    diagnostics,
-    displayPath: () => 'types.ts',
+    markers: new MarkerIndex(new MarkerRegistry().define(...DEFINITIONS, EXACT_ITEMS), report),
+    report,
   });
   const root = sf.statements.find(ts.isInterfaceDeclaration);
   if (!root) throw new Error('no interface');
@@ -79,11 +80,11 @@ describe('a marker defined with its effect', () => {
       'export interface Root {\n  /** +kubebuilder:validation:ExactItems:count=2 */\n  pair: string[];\n}',
     ).compilerNode;
     const diagnostics: Diagnostic[] = [];
+    const report = new Report(() => 'types.ts', diagnostics);
     const builder = new SchemaBuilder({
       checker: project.getTypeChecker().compilerObject,
-      registry: new MarkerRegistry().define(...DEFINITIONS),
-      diagnostics,
-      displayPath: () => 'types.ts',
+      markers: new MarkerIndex(new MarkerRegistry().define(...DEFINITIONS), report),
+      report,
     });
     builder.declarationSchema(sf.statements.find(ts.isInterfaceDeclaration)!, 'Root');
     expect(diagnostics.map(formatDiagnostic)).toEqual([

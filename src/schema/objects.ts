@@ -5,7 +5,7 @@
  * mapper), its description and its markers; required lists are sorted, and immutable optional fields add
  * their once-set rule to the object.
  */
-import { ts } from '../manifests/ts-morph.cjs';
+import { ts } from '../typescript/compiler.cjs';
 import { applyMarkers } from './apply.js';
 import type { Subject, TypeMapper } from './mapper.js';
 import { declName, type Decl } from './resolve.js';

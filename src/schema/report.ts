@@ -1,46 +1,26 @@
 /**
- * The schema builder's diagnostics: every problem at the exact character, with a fix, pushed to the shared
- * list (never thrown). A placeholder schema stands in for what could not be mapped, so the build goes on
- * and reports everything at once.
+ * The schema builder's diagnostics, through the run's one Report: every problem at the exact character,
+ * with a fix (never thrown). A placeholder schema stands in for what could not be mapped, so the build
+ * goes on and reports everything at once.
  */
-import type { ts } from '../manifests/ts-morph.cjs';
-import type { Diagnostic, Marker } from '../markers/index.js';
+import type { ts } from '../typescript/compiler.cjs';
+import type { DiagnosticCode, Marker, Report } from '../markers/index.js';
 import type { JSONSchemaProps } from './types.js';
 
 const RECURSION_HINT =
   'mark the property where the cycle starts with +kubebuilder:validation:Schemaless and +kubebuilder:pruning:PreserveUnknownFields';
 
 export class Reporter {
-  constructor(
-    private readonly diagnostics: Diagnostic[],
-    /** The path of a source file as shown in diagnostics (relative to the project root). */
-    private readonly displayPath: (sf: ts.SourceFile) => string,
-  ) {}
+  constructor(private readonly report: Report) {}
 
   /** A problem at the first character of `node`. */
-  at(node: ts.Node, code: string, message: string, hint?: string): void {
-    const sf = node.getSourceFile();
-    const lc = sf.getLineAndCharacterOfPosition(node.getStart(sf));
-    this.diagnostics.push({
-      file: this.displayPath(sf),
-      line: lc.line + 1,
-      col: lc.character + 1,
-      code,
-      message,
-      ...(hint ? { hint } : {}),
-    });
+  at(node: ts.Node, code: DiagnosticCode, message: string, hint?: string): void {
+    this.report.error(node, code, message, hint);
   }
 
   /** A marker that cannot apply where it stands. */
   readonly marker = (marker: Marker, message: string, hint?: string): void => {
-    this.diagnostics.push({
-      file: marker.file,
-      line: marker.line,
-      col: marker.col,
-      code: 'invalid-marker-use',
-      message,
-      ...(hint ? { hint } : {}),
-    });
+    this.report.marker(marker)(message, hint);
   };
 
   /** A type with no CRD schema; its placeholder keeps any value. */

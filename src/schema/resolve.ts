@@ -4,7 +4,8 @@
  * Names are read from the written type where there is one: the checker erases aliases of primitives
  * (`type int32 = number` has no alias symbol), so only the written name keeps them.
  */
-import { ts } from '../manifests/ts-morph.cjs';
+import { ts } from '../typescript/compiler.cjs';
+import { isLibFile } from '../typescript/lib-subset.js';
 import { packageNameFinder, type ReadFile } from './origin.js';
 import { BRAND_PROPERTIES, BRANDS, clientNodeSchema, KNOWN_TYPES } from './known.js';
 import type { Reporter } from './report.js';
@@ -20,22 +21,13 @@ export function declName(decl: Decl): string {
   return decl.name?.text ?? 'default';
 }
 
-export function isDeclaration(node: ts.Node): node is Decl {
+function isDeclaration(node: ts.Node): node is Decl {
   return (
     ts.isInterfaceDeclaration(node) ||
     ts.isTypeAliasDeclaration(node) ||
     ts.isClassDeclaration(node) ||
     ts.isEnumDeclaration(node)
   );
-}
-
-/**
- * Whether a file is one of TypeScript's own libraries (lib.es5.d.ts...): each of them says
- * `/// <reference no-default-lib="true"/>`. Not by its name: a project's own lib.calendar.d.ts is the
- * project's.
- */
-export function isLibFile(sf: ts.SourceFile): boolean {
-  return sf.hasNoDefaultLib;
 }
 
 /**

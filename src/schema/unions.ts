@@ -3,7 +3,7 @@
  * `true | false` a boolean, and object types tagged by a string-literal property one object with a
  * `oneOf` per variant. Anything else has no structural schema.
  */
-import type { ts } from '../manifests/ts-morph.cjs';
+import type { ts } from '../typescript/compiler.cjs';
 import type { Reporter } from './report.js';
 import type { JSONSchemaProps } from './types.js';
 

@@ -7,7 +7,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KubesmithError } from '../errors.js';
-import { yaml } from '../manifests/lazy-yaml.js';
+import { yaml } from '../lazy-yaml.js';
 import type { ImageReference } from '../project/image.js';
 import { checkKustomizeSources } from './kustomize-sources.js';
 

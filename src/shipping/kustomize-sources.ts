@@ -8,7 +8,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { KubesmithError } from '../errors.js';
-import { yaml } from '../manifests/lazy-yaml.js';
+import { yaml } from '../lazy-yaml.js';
 import { containedPath } from '../project/contained.js';
 
 const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];

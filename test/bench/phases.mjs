@@ -34,10 +34,10 @@ try {
 
   // As kubesmith loads it: required from CommonJS, through the V8 code cache on Node 20 (written at the end
   // of the first run; NODE_DISABLE_COMPILE_CACHE=1 measures without it).
-  const { ts } = createRequire(import.meta.url)('../../dist/manifests/ts-morph.cjs');
+  const { ts } = createRequire(import.meta.url)('../../dist/typescript/compiler.cjs');
   phase('load TypeScript');
   const { createContext } = await import(dist('manifests/context.js'));
-  const { createProgram, parseOptions, projectOptions } = await import(dist('manifests/program.js'));
+  const { createProgram, parseOptions, projectOptions } = await import(dist('typescript/program.js'));
   const { generateCrds } = await import(dist('manifests/crd.js'));
   const { writeYamlDocuments } = await import(dist('manifests/yaml.js'));
   phase('load the generator modules');

@@ -1,8 +1,10 @@
 /** The schema the generator's type mapper gives a declaration, for the unit tests of src/schema. */
 import { Project, ts } from 'ts-morph';
+import { defaultRegistry } from '../../src/manifests/registry.js';
 import {
-  defaultRegistry,
   formatDiagnostic,
+  MarkerIndex,
+  Report,
   sortDiagnostics,
   type Diagnostic,
 } from '../../src/markers/index.js';
@@ -17,11 +19,11 @@ export function schemaOf(source: string): { schema: JSONSchemaProps; diagnostics
   });
   const sf = project.createSourceFile('/src/types.ts', source).compilerNode;
   const diagnostics: Diagnostic[] = [];
+  const report = new Report(() => 'types.ts', diagnostics);
   const builder = new SchemaBuilder({
     checker: project.getTypeChecker().compilerObject,
-    registry: defaultRegistry(),
-    diagnostics,
-    displayPath: () => 'types.ts',
+    markers: new MarkerIndex(defaultRegistry(), report),
+    report,
   });
   const root = sf.statements.find(
     (s): s is ts.InterfaceDeclaration | ts.TypeAliasDeclaration =>

@@ -13,7 +13,7 @@ const hasCompileCache = typeof (module as { enableCompileCache?: unknown }).enab
 
 /** Loads ts-morph as `kubesmith manifests` does, in a new process, and uses the compiler. */
 async function loadTsMorph(env: Record<string, string> = {}): Promise<void> {
-  const script = `const { ts } = require(${JSON.stringify(path.join(repo, 'dist/manifests/ts-morph.cjs'))});
+  const script = `const { ts } = require(${JSON.stringify(path.join(repo, 'dist/typescript/compiler.cjs'))});
     process.stdout.write(ts.transpile('let a: number = 1'));`;
   const result = await execa('node', ['-e', script], {
     env: { KUBESMITH_CODE_CACHE_DIR: cacheDir, ...env },

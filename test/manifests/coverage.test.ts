@@ -5,7 +5,8 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFINITIONS, ITEMS_PREFIX } from '../../src/markers/definitions.js';
+import { DEFINITIONS } from '../../src/manifests/registry.js';
+import { ITEMS_PREFIX } from '../../src/schema/markers.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const FIXTURES = path.join(ROOT, 'test/fixtures');

@@ -1,6 +1,6 @@
 /**
  * The generator's program loads the smaller entries of @kubesmith/runtime and @kubernetes/client-node when
- * the API files' imports allow it (src/manifests/declarations.ts), the full declarations otherwise, and
+ * the API files' imports allow it (src/typescript/declarations.ts), the full declarations otherwise, and
  * writes the same bytes either way.
  */
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';

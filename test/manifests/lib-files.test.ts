@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { getLibFiles, ts } from '@ts-morph/common';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SUBSET_LIB, subsetLibText } from '../../src/manifests/lib-subset.js';
+import { SUBSET_LIB, subsetLibText } from '../../src/typescript/lib-subset.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const temp: string[] = [];

@@ -1,5 +1,5 @@
 /**
- * The generator's program takes the smaller lib.es5.d.ts (src/manifests/lib-subset.ts) when no file could
+ * The generator's program takes the smaller lib.es5.d.ts (src/typescript/lib-subset.ts) when no file could
  * observe what it lacks, and generates the same CRDs and diagnostics as with the full library: on every
  * fixture, and on API types built to tell the two apart, which must take the full library.
  */
@@ -13,8 +13,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createContext } from '../../src/manifests/context.js';
 import { generateCrds } from '../../src/manifests/crd.js';
 import { formatDiagnostic } from '../../src/manifests/index.js';
-import { SUBSET_LIB, subsetLibText } from '../../src/manifests/lib-subset.js';
-import type { LibVariant } from '../../src/manifests/program.js';
+import { SUBSET_LIB, subsetLibText } from '../../src/typescript/lib-subset.js';
+import type { LibVariant } from '../../src/typescript/program.js';
 import { writeYamlDocuments } from '../../src/manifests/yaml.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
@@ -34,7 +34,7 @@ function crds(root: string, lib?: LibVariant) {
   return {
     lib: ctx.lib,
     blocker: ctx.libBlocker,
-    output: { files, diagnostics: ctx.diagnostics.map(formatDiagnostic) },
+    output: { files, diagnostics: ctx.report.diagnostics.map(formatDiagnostic) },
   };
 }
 

@@ -18,7 +18,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ts } from './ts-morph.cjs';
+import { ts } from './compiler.cjs';
 
 export const RUNTIME = '@kubesmith/runtime';
 export const CLIENT_NODE = '@kubernetes/client-node';

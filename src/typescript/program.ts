@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubesmithError } from '../errors.js';
 import { SUBSET_LIB, subsetLibText } from './lib-subset.js';
-import { ts } from './ts-morph.cjs';
+import { ts } from './compiler.cjs';
 
 const LIB_FOLDER = '/node_modules/typescript/lib';
 /** The lib files `npm run build` copies from @ts-morph/common (scripts/lib-files.mjs). */

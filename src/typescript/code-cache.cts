@@ -5,7 +5,7 @@
  * earlier run.
  *
  * While ts-morph is required, its bundles are read and compiled here, with `vm.Script`, and the cached
- * data kept in `.cache/kubesmith/v8/` of the node_modules directory that holds ts-morph, one file per
+ * data kept in `.cache/kubesmith/v8/` of the node_modules directory that holds @ts-morph/common, one file per
  * bundle, named by a hash of the bundle's path and its bytes' CRC-32 (file times are no proof: npm gives
  * every installed file the same one) and of Node's version and architecture. The bundle is read as bytes,
  * not through Node's loader: the key then needs no UTF-8 encoding of the source, and an ASCII-only bundle
@@ -55,8 +55,9 @@ export function installCodeCache(): () => void {
   let dir = process.env['KUBESMITH_CODE_CACHE_DIR'] ?? '';
   if (!dir) {
     try {
-      const pkg = require.resolve('ts-morph/package.json');
-      dir = path.join(path.dirname(path.dirname(pkg)), '.cache', 'kubesmith', 'v8');
+      // node_modules/@ts-morph/common/package.json: ts-morph itself is only a dev dependency.
+      const pkg = require.resolve('@ts-morph/common/package.json');
+      dir = path.join(path.dirname(path.dirname(path.dirname(pkg))), '.cache', 'kubesmith', 'v8');
     } catch {
       return nothing;
     }

@@ -1,32 +1,27 @@
 /**
  * The markers and doc comments of each source file, collected once per file (on first use) and looked up
- * per declaration. Collecting a file also reports its unknown, misplaced and ill-typed markers.
+ * per declaration: what every generator reads markers through. Collecting a file also reports its
+ * unknown, misplaced and ill-typed markers.
  */
-import type { ts } from '../manifests/ts-morph.cjs';
-import {
-  collectFileMarkers,
-  commentTextLines,
-  type Diagnostic,
-  type FileMarkers,
-  type Marker,
-  type MarkerRegistry,
-} from '../markers/index.js';
+import type { ts } from '../typescript/compiler.cjs';
+import { collectFileMarkers, commentTextLines, type FileMarkers } from './collect.js';
 import { describe } from './description.js';
+import type { Report } from './diagnostics.js';
+import type { Marker, MarkerRegistry } from './registry.js';
 
 export class MarkerIndex {
   private readonly files = new Map<ts.SourceFile, FileMarkers>();
 
   constructor(
     private readonly registry: MarkerRegistry,
-    private readonly displayPath: (sf: ts.SourceFile) => string,
-    private readonly diagnostics: Diagnostic[],
+    private readonly report: Report,
   ) {}
 
   /** The parsed markers and docs of a file. */
   fileMarkers(sf: ts.SourceFile): FileMarkers {
     let markers = this.files.get(sf);
     if (!markers) {
-      markers = collectFileMarkers(sf, this.registry, this.displayPath(sf), this.diagnostics);
+      markers = collectFileMarkers(sf, this.registry, this.report);
       this.files.set(sf, markers);
     }
     return markers;

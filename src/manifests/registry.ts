@@ -1,17 +1,15 @@
 /**
- * Every marker kubesmith knows (DESIGN §3: controller-gen's crd, rbac and webhook markers), gathered from
- * where each is defined with what it does: schema markers in src/schema/markers.ts, kind and API version
- * markers in src/manifests/crd-markers.ts, `+kubebuilder:rbac` in src/manifests/rbac.ts, the webhook
- * markers in src/manifests/webhook.ts; Go code-generation markers, accepted and ignored, here.
+ * The marker registry, assembled here as controller-tools' genall does, from the markers each generator
+ * owns (DESIGN §3: controller-gen's crd, rbac and webhook markers): schema markers in
+ * src/schema/markers.ts, kind and API version markers in crd-markers.ts, `+kubebuilder:rbac` in rbac.ts,
+ * the webhook markers in webhook.ts; Go code-generation markers, accepted and ignored, here.
  */
-import { CRD_MARKERS } from '../manifests/crd-markers.js';
-import { RBAC_MARKER } from '../manifests/rbac.js';
-import { WEBHOOK_CONFIGURATION_MARKER, WEBHOOK_MARKER } from '../manifests/webhook.js';
+import { T } from '../markers/grammar.js';
+import { defineMarker, MarkerRegistry, optional, type MarkerDefinition } from '../markers/registry.js';
 import { SCHEMA_MARKERS } from '../schema/markers.js';
-import { T } from './grammar.js';
-import { defineMarker, MarkerRegistry, optional, type MarkerDefinition } from './registry.js';
-
-export { ITEMS_PREFIX } from '../schema/markers.js';
+import { CRD_MARKERS } from './crd-markers.js';
+import { RBAC_MARKER } from './rbac.js';
+import { WEBHOOK_CONFIGURATION_MARKER, WEBHOOK_MARKER } from './webhook.js';
 
 /** Pasted from Go APIs, they mean nothing to kubesmith. */
 const IGNORED: readonly MarkerDefinition[] = [

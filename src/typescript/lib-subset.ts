@@ -24,8 +24,7 @@
  * `lib-subset.test.ts` checks each against a program with the full library, and every fixture of
  * test/fixtures generates the same output with either.
  */
-import { brandSchema, isLibFile } from '../schema/resolve.js';
-import { ts } from './ts-morph.cjs';
+import { ts } from './compiler.cjs';
 
 /** The library file this module makes smaller. */
 export const SUBSET_LIB = 'lib.es5.d.ts';
@@ -91,10 +90,26 @@ export function subsetLibText(text: string): string {
 }
 
 /**
+ * Whether a file is one of TypeScript's own libraries (lib.es5.d.ts...): each of them says
+ * `/// <reference no-default-lib="true"/>`. Not by its name: a project's own lib.calendar.d.ts is the
+ * project's.
+ */
+export function isLibFile(sf: ts.SourceFile): boolean {
+  return sf.hasNoDefaultLib;
+}
+
+/**
+ * Whether an intersection type is one the schema mapper maps as a brand (the runtime's int32), without
+ * reading its members: the schema layer's answer (src/schema/resolve.ts), handed down by whoever builds
+ * the program.
+ */
+export type IsBrand = (checker: ts.TypeChecker, type: ts.Type) => boolean;
+
+/**
  * Why the program's files need the full library, as `file:line: what`, or undefined when the subset
  * serves. `program` must have been built with the subset library.
  */
-export function libBlocker(program: ts.Program): string | undefined {
+export function libBlocker(program: ts.Program, isBrandType: IsBrand): string | undefined {
   const checker = program.getTypeChecker();
   // The names the library declares at its top level: a project reference to any other name cannot reach it.
   const libNames = new Set<string>();
@@ -147,7 +162,7 @@ export function libBlocker(program: ts.Program): string | undefined {
   };
   // The intersections the mapper maps as a brand, by the same function: their members are not read.
   const isBrand = (node: ts.IntersectionTypeNode): boolean =>
-    brandSchema(checker, checker.getTypeFromTypeNode(node)) !== undefined;
+    isBrandType(checker, checker.getTypeFromTypeNode(node));
   /** What in `node` could read a member the subset lacks, or undefined. */
   const reference = (
     name: ts.EntityName | ts.Expression,

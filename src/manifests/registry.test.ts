@@ -6,8 +6,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFINITIONS, ITEMS_PREFIX } from './definitions.js';
-import type { MarkerDefinition } from './registry.js';
+import type { MarkerDefinition } from '../markers/registry.js';
+import { ITEMS_PREFIX } from '../schema/markers.js';
+import { DEFINITIONS } from './registry.js';
 
 const DOC = readFileSync(path.resolve(import.meta.dirname, '../../docs/manifests.md'), 'utf8');
 
