@@ -48,10 +48,8 @@ const RUNTIME_FLOORS: Record<string, number> = {
  * Imports that break the floors and are known, each to be fixed where it is (`module -> target`): an
  * internal module that reaches up into its package.
  */
-const KNOWN_UPWARD = new Set([
-  // The certificate loader's error texts are the webhook package's catalogue.
-  'runtime/src/webhook/internal/certs -> webhook/messages',
-]);
+/** Upward imports allowed by name, `<dir>/<module> -> <target>` (none today: fix one rather than add it). */
+const KNOWN_UPWARD = new Set<string>([]);
 
 interface Tree {
   dir: string;

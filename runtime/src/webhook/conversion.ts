@@ -19,7 +19,7 @@
 import { deepCopy } from '../internal/deepcopy.js';
 import type { ResourceKind } from '../kinds.js';
 import type { ReviewStatus } from './admission.js';
-import { messages } from './messages.js';
+import { messages } from './internal/messages.js';
 import type { Answer, Webhook, WebhookContext } from './server.js';
 
 export const CONVERSION_API_VERSION = 'apiextensions.k8s.io/v1';

@@ -30,7 +30,7 @@ import { createLogger, type Logger } from '../logger.js';
 import { Metrics } from '../metrics.js';
 import { ConversionWebhook, type Convertible } from './conversion.js';
 import { CertWatcher } from './internal/certs.js';
-import { messages } from './messages.js';
+import { messages } from './internal/messages.js';
 import { CONVERT_PATH } from './paths.js';
 
 /** What a webhook receives besides the review. */

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import tls from 'node:tls';
 import type { Logger } from '../../logger.js';
-import { messages } from '../messages.js';
+import { messages } from './messages.js';
 
 export interface CertificatePair {
   cert: Buffer;
