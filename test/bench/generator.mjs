@@ -7,7 +7,11 @@
  * (warm Go build cache). Then times `kubesmith create api` in a quick-start project. Prints the median wall
  * time, CPU time and peak RSS of each as markdown tables (stdout).
  *
- * Options: --sizes 1,10 --runs 3 --out results.md (also writes the tables there).
+ * Two corpora (docs/benchmarks.md): `small` (synthetic.mjs, kinds of about 60 lines) and `realistic`
+ * (realistic.mjs, kinds of about 190 lines shaped like real operators'), each with its own tables.
+ *
+ * Options: --sizes 1,10 --runs 3 --corpus small|realistic|all (default all) --out results.md (also writes
+ * the tables there).
  * Every process is checked: kubesmith must write one CRD per kind (and say `cached` on a re-run), the peers
  * must emit a schema per kind, tsc must exit 0, controller-gen's CRDs must be kubesmith's as data (the
  * number of differing schema paths is reported), `create api` must write the kind's CRD.
@@ -20,6 +24,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { compareCrds, CONTROLLER_GEN_VERSION, ensureControllerGen } from './controller-gen.mjs';
+import { writeRealisticGoTwin, writeRealisticProject } from './realistic.mjs';
 import { writeGoTwin, writeSyntheticProject } from './synthetic.mjs';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
@@ -30,13 +35,27 @@ const { values } = parseArgs({
   options: {
     sizes: { type: 'string', default: '1,10,50,200' },
     runs: { type: 'string', default: '5' },
+    corpus: { type: 'string', default: 'all' },
     out: { type: 'string' },
   },
 });
 const sizes = values.sizes.split(',').map(Number);
 const runs = Number(values.runs);
-if (sizes.some((n) => !Number.isInteger(n) || n < 1) || !Number.isInteger(runs) || runs < 1) {
-  throw new Error('usage: node test/bench/generator.mjs [--sizes 1,10,50,200] [--runs 5] [--out file.md]');
+/** Each corpus: its project and its Go twin (the same API), see docs/benchmarks.md. */
+const corpora = {
+  small: { writeProject: writeSyntheticProject, writeGoTwin },
+  realistic: { writeProject: writeRealisticProject, writeGoTwin: writeRealisticGoTwin },
+};
+const chosen = values.corpus === 'all' ? Object.keys(corpora) : [values.corpus];
+if (
+  sizes.some((n) => !Number.isInteger(n) || n < 1) ||
+  !Number.isInteger(runs) ||
+  runs < 1 ||
+  !chosen.every((name) => Object.hasOwn(corpora, name))
+) {
+  throw new Error(
+    'usage: node test/bench/generator.mjs [--sizes 1,10,50,200] [--runs 5] [--corpus small|realistic|all] [--out file.md]',
+  );
 }
 
 /** The file a package's bin runs, so that every tool is started the same way: `node <file> ...args`. */
@@ -174,11 +193,21 @@ const controllerGen = ensureControllerGen();
 const controllerGenArgs = (out) => ['crd:allowDangerousTypes=true', 'paths=./...', `output:crd:dir=${out}`];
 
 const loadStart = os.loadavg()[0];
-const rows = [];
-for (const size of sizes) {
-  const dir = await mkdtemp(path.join(os.tmpdir(), `kubesmith-bench-${size}-`));
+
+/** Measures every size of one corpus; returns a row per size (the medians, and the CRDs' agreement). */
+async function measureCorpus(name, { writeProject, writeGoTwin }) {
+  const rows = [];
+  for (const size of sizes) {
+    rows.push(await measureSize(name, size, writeProject, writeGoTwin));
+    process.stderr.write(`measured ${name}: ${size} kind${size === 1 ? '' : 's'}\n`);
+  }
+  return rows;
+}
+
+async function measureSize(corpus, size, writeProject, writeGoTwin) {
+  const dir = await mkdtemp(path.join(os.tmpdir(), `kubesmith-bench-${corpus}-${size}-`));
   try {
-    const kinds = await writeSyntheticProject(dir, size);
+    const kinds = await writeProject(dir, size);
     // The Go twin, outside src/ (kubesmith reads src/ only); one untimed run warms Go's build cache, as
     // on the machine of a kubebuilder user, and checks that it writes a CRD per kind.
     const goDir = path.join(dir, 'go');
@@ -240,12 +269,14 @@ for (const size of sizes) {
     for (const [key, list] of Object.entries(samples)) row[key] = summary(list);
     // The CRDs of the last rounds: kubesmith's (the re-run left them in place) and controller-gen's.
     row.agreement = await compareCrds(path.join(dir, 'config/crd/bases'), goOut);
-    rows.push(row);
-    process.stderr.write(`measured ${size} kind${size === 1 ? '' : 's'}\n`);
+    return row;
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 }
+
+const results = [];
+for (const name of chosen) results.push({ name, rows: await measureCorpus(name, corpora[name]) });
 
 /**
  * `kubesmith create api` on the quick-start project (`init --domain example.com`, then
@@ -298,7 +329,7 @@ process.stderr.write('measured create api\n');
 const times = (a, b, metric) => `${(a[metric] / b[metric]).toFixed(2)}x`;
 
 /** A markdown table of one metric (`ms`: wall time, `cpu`: CPU time), padded as prettier pads tables. */
-function table(metric) {
+function table(rows, metric) {
   const cell = (m) =>
     metric === 'ms'
       ? `${(m.ms / 1000).toFixed(2)} s${Number.isNaN(m.mib) ? '' : `, ${Math.round(m.mib)} MiB`}`
@@ -342,23 +373,16 @@ function table(metric) {
   ].join('\n');
 }
 
-const cpu = os.cpus()[0]?.model.trim() ?? 'unknown CPU';
-const report = `${runs} runs of each tool per size. Node ${process.version}, ${os.platform()} ${os.arch()}, \
-${os.cpus().length} x ${cpu}. kubesmith ${require(path.join(repo, 'package.json')).version} \
-(ts-morph ${version('ts-morph')}, TypeScript ${tsMorphTs}); controller-gen ${CONTROLLER_GEN_VERSION} \
-(${spawnSync('go', ['version'], { encoding: 'utf8' })
-  .stdout.trim()
-  .replace(/^go version /, '')}); \
-tsc bin: typescript ${version('typescript')}; ts-json-schema-generator ${version('ts-json-schema-generator')}; \
-typescript-json-schema ${version('typescript-json-schema')}.
+/** The tables of one corpus. */
+const corpusReport = (name, rows) => `### The ${name} corpus
 
 Wall time, peak RSS (median of each):
 
-${table('ms')}
+${table(rows, 'ms')}
 
 CPU time, user + system (median), less sensitive than wall time to other load on the machine:
 
-${table('cpu')}
+${table(rows, 'cpu')}
 
 kubesmith's CRDs against controller-gen's (as data, without the version annotations), leaf paths of the
 CRD documents:
@@ -369,6 +393,19 @@ ${rows
   .map((r) => `| ${r.size} | ${r.agreement.crds} | ${r.agreement.paths} | ${r.agreement.differing} |`)
   .join('\n')}
 ${rows.flatMap((r) => r.agreement.examples.map((e) => `\n- ${r.size} kinds: ${e}`)).join('')}
+`;
+
+const cpu = os.cpus()[0]?.model.trim() ?? 'unknown CPU';
+const report = `${runs} runs of each tool per size. Node ${process.version}, ${os.platform()} ${os.arch()}, \
+${os.cpus().length} x ${cpu}. kubesmith ${require(path.join(repo, 'package.json')).version} \
+(ts-morph ${version('ts-morph')}, TypeScript ${tsMorphTs}); controller-gen ${CONTROLLER_GEN_VERSION} \
+(${spawnSync('go', ['version'], { encoding: 'utf8' })
+  .stdout.trim()
+  .replace(/^go version /, '')}); \
+tsc bin: typescript ${version('typescript')}; ts-json-schema-generator ${version('ts-json-schema-generator')}; \
+typescript-json-schema ${version('typescript-json-schema')}.
+
+${results.map(({ name, rows }) => corpusReport(name, rows)).join('\n')}
 \`kubesmith create api --group webapp --version v1 --kind Guestbook\` in the quick-start project (median):
 ${(createApi.ms / 1000).toFixed(2)} s wall, ${(createApi.cpu / 1000).toFixed(2)} s CPU, ${Math.round(createApi.mib)} MiB peak RSS.
 

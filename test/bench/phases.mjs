@@ -1,6 +1,7 @@
 /**
  * Where a cold `kubesmith manifests` spends its time, in one process on a synthetic tree (default 50 kinds):
- * `node test/bench/phases.mjs [--kinds 50]` after `npm run build`. The program is first built step by step
+ * `node test/bench/phases.mjs [--kinds 50] [--corpus small|realistic]` after `npm run build` (the corpora of
+ * `npm run bench`, docs/benchmarks.md; default small). The program is first built step by step
  * as createContext builds it (same compiler options, the full declarations of the runtime), then the real
  * createContext (the smaller declarations) and generateCrds run, and last a full semantic check of the same
  * program shows what type checking everything would add.
@@ -12,10 +13,17 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { writeRealisticProject } from './realistic.mjs';
 import { writeSyntheticProject } from './synthetic.mjs';
 
-const { values } = parseArgs({ options: { kinds: { type: 'string', default: '50' } } });
+const { values } = parseArgs({
+  options: { kinds: { type: 'string', default: '50' }, corpus: { type: 'string', default: 'small' } },
+});
 const kinds = Number(values.kinds);
+const writers = { small: writeSyntheticProject, realistic: writeRealisticProject };
+if (!Number.isInteger(kinds) || kinds < 1 || !Object.hasOwn(writers, values.corpus)) {
+  throw new Error('usage: node test/bench/phases.mjs [--kinds 50] [--corpus small|realistic]');
+}
 const dist = (file) => new URL(`../../dist/${file}`, import.meta.url).href;
 
 const phases = [];
@@ -29,7 +37,7 @@ phases.push(['node start to first line', performance.now()]);
 
 const dir = await mkdtemp(path.join(os.tmpdir(), `kubesmith-phases-${kinds}-`));
 try {
-  await writeSyntheticProject(dir, kinds);
+  await writers[values.corpus](dir, kinds);
   last = performance.now();
 
   // As kubesmith loads it: required from CommonJS, through the V8 code cache on Node 20 (written at the end
@@ -73,6 +81,6 @@ try {
 
 const rows = phases.map(([name, ms]) => `| ${name} | ${Math.round(ms)} ms |`);
 process.stdout.write(
-  `${kinds} kinds, Node ${process.version}, peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MiB\n\n` +
+  `${kinds} kinds (${values.corpus} corpus), Node ${process.version}, peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MiB\n\n` +
     `| phase | time |\n| --- | ---: |\n${rows.join('\n')}\n`,
 );

@@ -129,7 +129,14 @@ export const kindNames = (kinds) =>
  * Writes a project with `kinds` kinds into `dir`, with the repository's runtime package (built by
  * `npm run build`) linked as node_modules/@kubesmith/runtime; returns the kinds' names.
  */
-export async function writeSyntheticProject(dir, kinds) {
+export const writeSyntheticProject = (dir, kinds) => writeProject(dir, kinds, { shared: SHARED, kindSource });
+
+/**
+ * Writes a project of one group-version (`bench.example.com/v1`) into `dir`: `shared` as
+ * src/api/bench/v1/shared.ts and `kindSource(name)` as each kind's file, the runtime linked as above.
+ * Each corpus (this one, realistic.mjs) gives its own sources; returns the kinds' names.
+ */
+export async function writeProject(dir, kinds, { shared, kindSource: source }) {
   const api = path.join(dir, 'src/api/bench/v1');
   await mkdir(api, { recursive: true });
   await mkdir(path.join(dir, 'node_modules/@kubesmith'), { recursive: true });
@@ -155,9 +162,9 @@ export async function writeSyntheticProject(dir, kinds) {
     )}\n`,
     'package.json': '{ "name": "bench", "private": true, "type": "module" }\n',
     'src/api/bench/v1/group-version.ts': GROUP_VERSION,
-    'src/api/bench/v1/shared.ts': SHARED,
+    'src/api/bench/v1/shared.ts': shared,
   };
-  for (const name of names) files[`src/api/bench/v1/${name.toLowerCase()}.types.ts`] = kindSource(name);
+  for (const name of names) files[`src/api/bench/v1/${name.toLowerCase()}.types.ts`] = source(name);
   for (const [file, content] of Object.entries(files)) await writeFile(path.join(dir, file), content);
   return names;
 }
@@ -268,7 +275,11 @@ type ${kind} struct {
  * Writes the Go twin of `writeSyntheticProject`'s API into `dir` (a Go module, `api/v1`) for controller-gen.
  * go.mod and go.sum are those of test/fixtures/runtime/go (k8s.io/apimachinery, as every Go twin here).
  */
-export async function writeGoTwin(dir, kinds) {
+export const writeGoTwin = (dir, kinds) =>
+  writeGoModule(dir, kinds, { shared: GO_SHARED, kindSource: goKindSource });
+
+/** Writes a Go twin of `writeProject`'s API: `shared` as api/v1/shared.go, `kindSource(name)` per kind. */
+export async function writeGoModule(dir, kinds, { shared, kindSource: source }) {
   const api = path.join(dir, 'api/v1');
   await mkdir(api, { recursive: true });
   const fixture = path.join(repo, 'test/fixtures/runtime/go');
@@ -280,8 +291,8 @@ export async function writeGoTwin(dir, kinds) {
     'go.mod': goMod,
     'go.sum': await readFile(path.join(fixture, 'go.sum'), 'utf8'),
     'api/v1/groupversion_info.go': GO_GROUP_VERSION,
-    'api/v1/shared.go': GO_SHARED,
+    'api/v1/shared.go': shared,
   };
-  for (const name of kindNames(kinds)) files[`api/v1/${name.toLowerCase()}_types.go`] = goKindSource(name);
+  for (const name of kindNames(kinds)) files[`api/v1/${name.toLowerCase()}_types.go`] = source(name);
   for (const [file, content] of Object.entries(files)) await writeFile(path.join(dir, file), content);
 }
