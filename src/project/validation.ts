@@ -164,8 +164,10 @@ export function validateKind(kind: string): NameProblem | undefined {
   if (problem) return problem;
   if (RESERVED_KINDS.has(kind)) {
     return {
-      message: `invalid Kind: ${kind}: the generated TypeScript already uses the name ${kind} (reserved: ${[...RESERVED_KINDS].join(', ')})`,
-      hint: `name the kind differently, e.g. --kind My${kind}`,
+      message: `invalid Kind: ${kind}: the generated TypeScript already uses the name ${kind}`,
+      hint:
+        `name the kind differently, e.g. --kind My${kind}: the names the generated code imports and the ` +
+        'globals of JavaScript, Node and TypeScript are reserved (README.md, kubesmith create api)',
     };
   }
   return undefined;

@@ -57,12 +57,10 @@ describe('kinds that would not compile', () => {
     // Globals of the language.
     ...['Promise', 'Object', 'Array', 'Date', 'Error', 'Map', 'Set', 'Symbol', 'String', 'Number'],
     ...['Boolean', 'Function', 'JSON', 'Math', 'Record', 'URL'],
-  ])('refuses %s, naming the reserved names', async (kind) => {
+  ])('refuses %s, saying the name is reserved', async (kind) => {
     await expectRefused(
       api(kind),
-      new RegExp(
-        `^error: invalid Kind: ${kind}: the generated TypeScript already uses the name ${kind} \\(reserved: .*Manager, Client`,
-      ),
+      new RegExp(`^error: invalid Kind: ${kind}: the generated TypeScript already uses the name ${kind}$`),
     );
   });
 
