@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { KubesmithError } from '../errors.js';
+import { relativeWithin } from '../within.js';
 
 /** More links than this on the way to one file is a loop (Linux's own limit is 40). */
 const MAX_LINKS = 40;
@@ -34,11 +35,9 @@ export function containedPaths(root: string): (relative: string) => string {
     const realRoot = realLocation(path.resolve(root), known) ?? root;
     const real = realLocation(path.resolve(target), known);
     if (real === undefined) throw outside(relative, 'symbolic links on the way loop');
-    const from = path.relative(realRoot, real);
+    const from = relativeWithin(realRoot, real);
+    if (from === undefined) throw outside(relative, `a symbolic link on the way leads to ${real}`);
     if (from === '') throw outside(relative, 'the project directory itself');
-    if (from === '..' || from.startsWith(`..${path.sep}`) || path.isAbsolute(from)) {
-      throw outside(relative, `a symbolic link on the way leads to ${real}`);
-    }
     return target;
   };
 }

@@ -5,6 +5,7 @@
  */
 import { readdirSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { relativeWithin } from '../within.js';
 import { ts } from './compiler.cjs';
 import { checkSubset, importsOf, planSubset, resolverFor, type Imports } from './declarations.js';
 import { libBlocker as findLibBlocker, type IsBrand } from './lib-subset.js';
@@ -80,9 +81,7 @@ function realPathOf(file: string): string | undefined {
 
 /** Whether the real path `real` is `realRoot` or below it (undefined: a link that leads nowhere). */
 function isInside(realRoot: string, real: string | undefined): boolean {
-  if (real === undefined) return false;
-  const from = path.relative(realRoot, real);
-  return from === '' || (!from.startsWith('..') && !path.isAbsolute(from));
+  return real !== undefined && relativeWithin(realRoot, real) !== undefined;
 }
 
 /**
@@ -97,8 +96,8 @@ function readableFor(root: string): (file: string) => boolean {
   const isPackageFile = (file: string) => /\/node_modules\//.test(file) || /\.d\.[cm]?ts$/.test(file);
   return (file) => {
     const inProject = roots
-      .map((r) => path.relative(r, file))
-      .find((from) => from !== '' && !from.startsWith('..') && !path.isAbsolute(from));
+      .map((r) => relativeWithin(r, file))
+      .find((from) => from !== undefined && from !== '');
     if (inProject === undefined || inProject.split(path.sep)[0] === 'node_modules')
       return isPackageFile(file);
     return isInside(realRoot, realPathOf(file));
