@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RESERVED_KINDS, validateKind } from '../../src/project/validation.js';
-import { removeTemp, run, snapshot, tempDir } from '../helpers/run.js';
+import { expectRefused as refused, removeTemp, run, tempDir } from '../helpers/run.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -35,16 +35,8 @@ const api = (kind: string, ...flags: string[]) => [
   ...flags,
 ];
 
-async function expectRefused(args: string[], message: RegExp): Promise<void> {
-  const before = await snapshot(dir);
-  const result = await run(dir, ...args);
-  expect(result.code).toBe(2);
-  const lines = result.stderr.trim().split('\n');
-  expect(lines).toHaveLength(2);
-  expect(lines[0]).toMatch(message);
-  expect(lines[1]).toMatch(/^hint: /);
-  expect(await snapshot(dir)).toEqual(before);
-}
+/** Expects `args` refused as a usage error: exit 2, one line and a hint, nothing written. */
+const expectRefused = (args: string[], message: RegExp) => refused(dir, args, 2, message);
 
 describe('kinds that would not compile', () => {
   it.each(['My-Kind', 'Guest-Book1'])('refuses %s: a kind is a PascalCase identifier', async (kind) => {

@@ -6,7 +6,7 @@
 import { readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { removeTemp, run, snapshot, tempDir } from '../helpers/run.js';
+import { expectRefused as refused, removeTemp, run, snapshot, tempDir } from '../helpers/run.js';
 
 let dir: string;
 let project: string;
@@ -25,16 +25,7 @@ afterEach(async () => {
 const another = ['create', 'api', '--group', 'webapp', '--version', 'v1', '--kind', 'Other'];
 
 /** Runs `create api` for a new kind and expects it refused: exit 1, one line and a hint, nothing written. */
-async function expectRefused(message: RegExp): Promise<void> {
-  const before = await snapshot(dir);
-  const result = await run(dir, ...another);
-  expect(result.code).toBe(1);
-  const lines = result.stderr.trim().split('\n');
-  expect(lines).toHaveLength(2);
-  expect(lines[0]).toMatch(message);
-  expect(lines[1]).toMatch(/^hint: /);
-  expect(await snapshot(dir)).toEqual(before);
-}
+const expectRefused = (message: RegExp) => refused(dir, another, 1, message);
 
 describe('a PROJECT', () => {
   it('larger than 1 MiB is refused before it is parsed', async () => {

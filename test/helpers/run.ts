@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
+import { expect } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { kubesmithVersion } from '../../src/version.js';
 
@@ -76,4 +77,24 @@ export async function snapshot(dir: string): Promise<Record<string, string>> {
 
 export function read(dir: string, file: string): Promise<string> {
   return readFile(path.join(dir, file), 'utf8');
+}
+
+/**
+ * Runs `args` in `dir` and expects a refusal: exit `code`, one error line matching `message`, one hint
+ * line, and nothing written.
+ */
+export async function expectRefused(
+  dir: string,
+  args: readonly string[],
+  code: number,
+  message: RegExp,
+): Promise<void> {
+  const before = await snapshot(dir);
+  const result = await run(dir, ...args);
+  expect(result.code).toBe(code);
+  const lines = result.stderr.trim().split('\n');
+  expect(lines).toHaveLength(2);
+  expect(lines[0]).toMatch(message);
+  expect(lines[1]).toMatch(/^hint: /);
+  expect(await snapshot(dir)).toEqual(before);
 }
