@@ -195,11 +195,8 @@ const MAX_OWNER_LENGTH = 200;
 export function validateOwner(owner: string): NameProblem | undefined {
   const hint = 'give the holder on one line, e.g. --owner "The Guestbook Authors"';
   if (LINE_BREAKS_AND_CONTROLS.test(owner)) {
-    const shown = JSON.stringify(owner).replace(
-      /[\u2028\u2029]/g,
-      (c) => `\\u${c.charCodeAt(0).toString(16)}`,
-    );
-    return { message: `--owner ${shown} contains a line break or control character`, hint };
+    // The CLI prints the message with its line separators escaped (printable.ts), as any error.
+    return { message: `--owner ${JSON.stringify(owner)} contains a line break or control character`, hint };
   }
   if (owner.length > MAX_OWNER_LENGTH) {
     return { message: `--owner is longer than ${MAX_OWNER_LENGTH} characters`, hint };
