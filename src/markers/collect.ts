@@ -164,29 +164,29 @@ export function collectFileMarkers(sf: ts.SourceFile, registry: MarkerRegistry, 
   const jsDocOf = (ranges: readonly ts.CommentRange[]) =>
     [...ranges].reverse().find((r) => text.startsWith('/**', r.pos) && !text.startsWith('/**/', r.pos));
 
-  const visit = (node: ts.Node): void => {
+  // The declarations that have markers above them, in source order, with the comments above each.
+  const marked: { node: ts.Node; target: Target; ranges: readonly ts.CommentRange[] }[] = [];
+
+  /**
+   * Finds the comments that hold a `+`: the leading comments of every node whose text holds one. With
+   * `tokens`, of every token too (getChildren lists them, which costs a scan of the node and a node per
+   * token); without, only of the nodes ts.forEachChild visits, which misses a comment that only a token
+   * leads (before a `}` or a `,`): the caller checks that every `+` was found.
+   */
+  const visit = (node: ts.Node, tokens: boolean): void => {
     if (node.kind >= Kind.FirstJSDocNode && node.kind <= Kind.LastJSDocNode) return;
     if (!holdsPlus(node.pos, node.end)) {
       visitDeclaration(node);
       return;
     }
-    for (const range of ts.getLeadingCommentRanges(text, node.pos) ?? []) allComments.set(range.pos, range);
+    const ranges = ts.getLeadingCommentRanges(text, node.pos) ?? [];
+    for (const range of ranges) allComments.set(range.pos, range);
     const target = targetOf(node);
     if (target !== undefined) {
-      const ranges = ts.getLeadingCommentRanges(text, node.pos) ?? [];
-      const markers: Marker[] = [];
-      for (const range of ranges) {
-        for (const line of markerLinesOf(text, range)) {
-          // A file-level marker (rbac, groupName) may stand above a declaration too.
-          if (registry.lookup(line.text, target) === undefined && registry.lookup(line.text, 'package'))
-            continue;
-          attached.add(line.pos);
-          parseInto(line, target, markers, subjectOf(node));
-        }
-      }
       const doc = jsDocOf(ranges);
       if (doc) result.docs.set(node, doc);
-      result.byNode.set(node, markers);
+      result.byNode.set(node, []);
+      if (ranges.length > 0) marked.push({ node, target, ranges });
       // Markers only in the comments above it are this declaration's (its first child's leading comments
       // are the same ones): below it, only declarations matter, as in a node without a marker.
       if (!holdsPlus(node.getStart(sf), node.end)) {
@@ -194,9 +194,31 @@ export function collectFileMarkers(sf: ts.SourceFile, registry: MarkerRegistry, 
         return;
       }
     }
-    for (const child of node.getChildren(sf)) visit(child);
+    if (tokens) for (const child of node.getChildren(sf)) visit(child, true);
+    else ts.forEachChild(node, (child) => visit(child, false));
   };
-  visit(sf);
+  visit(sf, false);
+  if (!everyPlusInAComment(plus, allComments)) {
+    // A `+` outside the comments found: in a comment only a token leads, or in code (`a + b`, a string).
+    marked.length = 0;
+    allComments.clear();
+    result.docs.clear();
+    result.byNode.clear();
+    visit(sf, true);
+  }
+
+  for (const { node, target, ranges } of marked) {
+    const markers = result.byNode.get(node)!;
+    for (const range of ranges) {
+      for (const line of markerLinesOf(text, range)) {
+        // A file-level marker (rbac, groupName) may stand above a declaration too.
+        if (registry.lookup(line.text, target) === undefined && registry.lookup(line.text, 'package'))
+          continue;
+        attached.add(line.pos);
+        parseInto(line, target, markers, subjectOf(node));
+      }
+    }
+  }
 
   for (const range of [...allComments.values()].sort((a, b) => a.pos - b.pos)) {
     for (const line of markerLinesOf(text, range)) {
@@ -205,4 +227,15 @@ export function collectFileMarkers(sf: ts.SourceFile, registry: MarkerRegistry, 
     }
   }
   return result;
+}
+
+/** Whether every offset of `plus` (ascending) lies in one of `comments`. */
+function everyPlusInAComment(plus: readonly number[], comments: Map<number, ts.CommentRange>): boolean {
+  const ranges = [...comments.values()].sort((a, b) => a.pos - b.pos);
+  let r = 0;
+  for (const at of plus) {
+    while (r < ranges.length && ranges[r]!.end <= at) r++;
+    if (r === ranges.length || ranges[r]!.pos > at) return false;
+  }
+  return true;
 }

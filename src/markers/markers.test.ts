@@ -200,6 +200,22 @@ describe('collectFileMarkers', () => {
     ]);
   });
 
+  it('finds a file-level marker that only a closing token leads, with no other `+` in the file', () => {
+    // The first walk reads the comments of nodes only; a comment above `}` is found by listing tokens.
+    const { result, diagnostics } = collect(
+      [
+        'export interface Outer {',
+        '  // +kubebuilder:validation:MaxLength=3',
+        '  name: string;',
+        '  // +kubebuilder:rbac:groups=apps,resources=before-brace,verbs=get',
+        '}',
+        '',
+      ].join('\n'),
+    );
+    expect(diagnostics).toEqual([]);
+    expect(names(result.package)).toEqual(['kubebuilder:rbac@4:6']);
+  });
+
   it('finds markers before any token and docs below marker-free nodes', () => {
     // The walk lists tokens only under nodes whose text holds a `+`; the rest must not change what it finds.
     const { sf, result, diagnostics } = collect(
