@@ -3,7 +3,7 @@
  * controller-runtime builder. `for` events reconcile the object itself, `owns` events reconcile the
  * object's controller owner of the `for` kind, `watches` events reconcile what `map` returns.
  */
-import type { Informer } from './cache.js';
+import type { Informer, InformerChoice } from './cache.js';
 import type { Clock } from './clock.js';
 import type { EventRecorder } from './events.js';
 import { Controller, type ControllerDefaults, type MapFunction } from './controller.js';
@@ -19,7 +19,8 @@ export interface ControllerHost {
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly clock?: Clock;
-  informerFor(kind: ResourceKind<unknown>): Informer;
+  /** The kind's shared informer; its metadata-only one with `{ metadataOnly: true }`. */
+  informerFor(kind: ResourceKind<unknown>, options?: InformerChoice): Informer;
   add(controller: Controller): void;
   /** The event recorder of controller `name`; the builder hands it to the reconciler's context. */
   getEventRecorderFor?(name: string): EventRecorder;
@@ -38,6 +39,14 @@ export interface BuilderOptions {
 export interface WatchOptions {
   /** Only events these all let through are enqueued. Default: none (every event). */
   predicates?: Predicate[];
+  /**
+   * Watch and cache the kind's metadata only (controller-runtime's `builder.OnlyMetadata`): handlers and
+   * predicates get objects with apiVersion, kind and metadata (names, labels, annotations, owner
+   * references) and nothing else, and the kind's metadata-only informer keeps a fraction of the memory a
+   * full one would. Read such objects with `{ metadataOnly: true }` (`mgr.client.get(kind, name, ns,
+   * { metadataOnly: true })`): a read without it opens the kind's full informer beside it. Default: false.
+   */
+  metadataOnly?: boolean;
 }
 
 export interface Builder {
@@ -58,26 +67,26 @@ export interface Builder {
 
 export function controllerManagedBy(host: ControllerHost): Builder {
   let forKind: ResourceKind<unknown> | undefined;
-  let forPredicates: Predicate[] = [];
+  let forOptions: WatchOptions = {};
   let name: string | undefined;
   let options: BuilderOptions = {};
   const filters: Predicate[] = [];
-  const owned: { kind: ResourceKind<unknown>; predicates: Predicate[] }[] = [];
-  const watched: { kind: ResourceKind<unknown>; map: MapFunction; predicates: Predicate[] }[] = [];
+  const owned: { kind: ResourceKind<unknown>; options: WatchOptions }[] = [];
+  const watched: { kind: ResourceKind<unknown>; map: MapFunction; options: WatchOptions }[] = [];
   const builder: Builder = {
     for(kind, watchOptions) {
       if (forKind)
         throw new Error(`for() was already called with ${forKind.kind}; a controller reconciles one kind`);
       forKind = kind;
-      forPredicates = watchOptions?.predicates ?? [];
+      forOptions = watchOptions ?? {};
       return builder;
     },
     owns(kind, watchOptions) {
-      owned.push({ kind, predicates: watchOptions?.predicates ?? [] });
+      owned.push({ kind, options: watchOptions ?? {} });
       return builder;
     },
     watches(kind, map, watchOptions) {
-      watched.push({ kind, map, predicates: watchOptions?.predicates ?? [] });
+      watched.push({ kind, map, options: watchOptions ?? {} });
       return builder;
     },
     withEventFilter(predicate) {
@@ -107,18 +116,21 @@ export function controllerManagedBy(host: ControllerHost): Builder {
         ...(host.leadership ? { signal: host.leadership } : {}),
         ...maxConcurrentReconciles(options, host.controllerDefaults),
       });
-      if (forKind)
-        controller.watch(host.informerFor(forKind), requestForObject, [...filters, ...forPredicates]);
-      for (const { kind, predicates } of owned) {
+      const informer = (kind: ResourceKind<unknown>, watchOptions: WatchOptions) =>
+        watchOptions.metadataOnly ? host.informerFor(kind, { metadataOnly: true }) : host.informerFor(kind);
+      const predicates = (watchOptions: WatchOptions) => [...filters, ...(watchOptions.predicates ?? [])];
+      if (forKind) controller.watch(informer(forKind, forOptions), requestForObject, predicates(forOptions));
+      for (const { kind, options: ownOptions } of owned) {
         const owner = forKind;
         if (!owner) throw new Error('owns() needs for(kind): the owner kind');
-        controller.watch(host.informerFor(kind), (object) => requestsForOwner(object, owner), [
-          ...filters,
-          ...predicates,
-        ]);
+        controller.watch(
+          informer(kind, ownOptions),
+          (object) => requestsForOwner(object, owner),
+          predicates(ownOptions),
+        );
       }
-      for (const { kind, map, predicates } of watched)
-        controller.watch(host.informerFor(kind), map, [...filters, ...predicates]);
+      for (const { kind, map, options: watchOptions } of watched)
+        controller.watch(informer(kind, watchOptions), map, predicates(watchOptions));
       host.add(controller);
       return controller;
     },

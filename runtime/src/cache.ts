@@ -6,13 +6,24 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { HttpClient, resourcePath, type ListOptions, type Reader } from './client.js';
+import {
+  HttpClient,
+  resourcePath,
+  toPartialObjectMetadata,
+  type GetOptions,
+  type ListOptions,
+  type Reader,
+} from './client.js';
 import { realClock, type Clock } from './clock.js';
 import { ApiError } from './errors.js';
+import { callerOutsideRuntime } from './internal/caller.js';
 import { deepCopy } from './internal/deepcopy.js';
+import { FieldIndexes, type IndexFunction } from './internal/field-index.js';
+import { estimateTotalBytes } from './internal/object-size.js';
 import { fieldMatcher, labelMatcher } from './internal/selector.js';
 import { kindKey, objectKey, type ResourceKind } from './kinds.js';
 import type { Logger } from './logger.js';
+import type { Metrics } from './metrics.js';
 import { Reflector, type Watcher } from './reflector.js';
 import type { KubernetesObject } from './types.js';
 
@@ -46,10 +57,18 @@ export interface InformerOptions {
    * them; one that does sets this for its kind (`cache: { byObject: [{ kind, keepManagedFields: true }] }`).
    */
   keepManagedFields?: boolean;
+  /**
+   * Cache the objects' metadata only (PartialObjectMetadata lists and watches): names, labels,
+   * annotations, owner references, finalizers; no spec, status or data. Default: false.
+   */
+  metadataOnly?: boolean;
 }
 
-/** The objects of one kind a cache holds: controller-runtime's `cache.Options.ByObject`. */
-export interface KindSelector extends Omit<InformerOptions, 'namespace'> {
+/**
+ * The objects of one kind a cache holds: controller-runtime's `cache.Options.ByObject`. It applies to the
+ * kind's full informer and to its metadata-only one alike.
+ */
+export interface KindSelector extends Omit<InformerOptions, 'namespace' | 'metadataOnly'> {
   kind: ResourceKind<unknown>;
 }
 
@@ -98,6 +117,19 @@ export interface CacheOptions {
   streamingList?: boolean;
   /** Objects per page of an informer's list read in pages. Default: 500 (client-go's pager). */
   listPageSize?: number;
+  /**
+   * Log a warning, once per kind, when a read of `mgr.client` opens a cluster-wide informer for a kind
+   * no controller declared (`for`, `owns`, `watches`) nor indexed: such an informer lists and watches
+   * every object of the kind in the cluster and holds them in memory for as long as the manager runs.
+   * Default: true.
+   */
+  warnOnUndeclaredInformer?: boolean;
+  /**
+   * Fail a read of `mgr.client` whose kind has no informer yet, instead of opening one
+   * (controller-runtime's `ReaderFailOnMissingInformer`): the cache then holds only the kinds declared
+   * by the controllers and by `mgr.cache.indexField`. Default: false.
+   */
+  readerFailOnMissingInformer?: boolean;
 }
 
 /** What the informers of a real API server need: the manager's resolved options (withDefaults). */
@@ -126,8 +158,8 @@ export function clientNodeInformerFactory(
   const client = new HttpClient(kubeConfig, { timeoutMs: config.client.timeoutMs });
   return (kind, options) => {
     const namespace = kind.namespaced ? options.namespace : undefined;
-    const transform = options.keepManagedFields ? undefined : stripManagedFields;
-    const log = logger.child({ kind: kind.kind });
+    const transform = transformFor(kind, options);
+    const log = logger.child({ kind: kind.kind, ...(options.metadataOnly ? { metadataOnly: true } : {}) });
     const reflector = new Reflector({
       client,
       kind: kind as ResourceKind<KubernetesObject>,
@@ -140,6 +172,7 @@ export function clientNodeInformerFactory(
         ...(namespace ? { namespace } : {}),
         ...(options.labelSelector ? { labelSelector: options.labelSelector } : {}),
         ...(options.fieldSelector ? { fieldSelector: options.fieldSelector } : {}),
+        ...(options.metadataOnly ? { metadataOnly: true } : {}),
         pageSize: config.cache.listPageSize,
       },
       ...(transform ? { transform } : {}),
@@ -150,6 +183,19 @@ export function clientNodeInformerFactory(
     });
     return supervisedInformer(reflector, () => reflector.hasListed(), log, config.clock);
   };
+}
+
+/**
+ * What an informer applies to each object before storing it: the metadata of a metadata-only informer's
+ * objects, under the kind's apiVersion and kind; managedFields dropped unless kept.
+ */
+function transformFor(
+  kind: ResourceKind<unknown>,
+  options: InformerOptions,
+): ((object: KubernetesObject) => KubernetesObject) | undefined {
+  if (!options.metadataOnly) return options.keepManagedFields ? undefined : stripManagedFields;
+  if (options.keepManagedFields) return (object) => toPartialObjectMetadata(kind, object);
+  return (object) => stripManagedFields(toPartialObjectMetadata(kind, object));
 }
 
 /**
@@ -202,7 +248,7 @@ export function watchWithBookmarks(source: Watcher, options: WatchTimeouts = {})
   const graceMs = options.graceMs ?? 10_000;
   const transform = options.transform;
   return {
-    watch: async (path, queryParams, callback, done) => {
+    watch: async (path, queryParams, callback, done, watchOptions) => {
       const timeoutSeconds = Math.max(1, Math.floor(minTimeoutSeconds * (1 + random() / 2)));
       const opened = performance.now();
       let events = 0;
@@ -239,6 +285,7 @@ export function watchWithBookmarks(source: Watcher, options: WatchTimeouts = {})
           callback(type, stored ? transform(object as KubernetesObject) : object);
         },
         finish,
+        watchOptions,
       );
       // Ended by the deadline while connecting: nobody else will abort this connection.
       if (finished) controller.abort();
@@ -356,15 +403,61 @@ export interface InformerCacheConfig {
   /** How long a read waits for an informer it started to sync. */
   syncTimeoutMs: number;
   clock: Clock;
+  /** Where failing index functions and informers opened by reads are told. Default: nowhere. */
+  logger?: Logger;
+  /** Where the per-informer gauges (objects, estimated bytes) are registered. Default: nowhere. */
+  metrics?: Metrics;
+  /** CacheOptions's `warnOnUndeclaredInformer`. Default: true. */
+  warnOnUndeclaredInformer?: boolean;
+  /** CacheOptions's `readerFailOnMissingInformer`. Default: false. */
+  readerFailOnMissingInformer?: boolean;
+}
+
+/** Which of a kind's two informers: the full objects' (default), or the metadata-only one's. */
+export interface InformerChoice {
+  /** The kind's metadata-only informer, a cache of its own beside the full one. Default: false. */
+  metadataOnly?: boolean;
+}
+
+/** One informer of the cache, as `mgr.cache.stats()` reports it (and /metrics, per informer). */
+export interface InformerStats {
+  /** `apiVersion/Kind` */
+  kind: string;
+  metadataOnly: boolean;
+  /** The objects it holds. */
+  objects: number;
+  /**
+   * An estimate of the heap they take (internal/object-size.ts says how it is made): above 1,000
+   * objects, from an even sample of 1,000.
+   */
+  estimatedBytes: number;
+  /** The names of its field indexes. */
+  indexes: string[];
+}
+
+/** An informer of the cache, with what it caches and its field indexes. */
+interface CachedInformer {
+  key: string;
+  kind: ResourceKind<unknown>;
+  metadataOnly: boolean;
+  informer: Informer;
+  indexes: FieldIndexes;
+}
+
+/** The cache key of a kind's informer: `apiVersion/Kind`, with ` (metadata)` for the metadata-only one. */
+function informerKey(kind: ResourceKind<unknown>, metadataOnly: boolean | undefined): string {
+  return metadataOnly ? `${kindKey(kind)} (metadata)` : kindKey(kind);
 }
 
 /**
- * One informer per kind, shared by every controller of a manager; and the reader the manager's client
- * reads through, as controller-runtime's informer cache: `get` and `list` answer from memory with deep
- * copies, starting (and waiting for) the informer of a kind read for the first time.
+ * One informer per kind (two when the kind is also cached metadata-only, as controller-runtime keeps
+ * them apart), shared by every controller of a manager; and the reader the manager's client reads
+ * through, as controller-runtime's informer cache: `get` and `list` answer from memory with deep copies,
+ * starting (and waiting for) the informer of a kind read for the first time. Field indexes
+ * (`indexField`) answer `list(kind, { index })`.
  */
 export class InformerCache implements Reader {
-  private readonly informers = new Map<string, Informer>();
+  private readonly informers = new Map<string, CachedInformer>();
   /** Per informer: its start(), which resolves once it has synced (or was stopped). */
   private readonly syncs = new Map<string, Promise<void>>();
   private started = false;
@@ -374,6 +467,11 @@ export class InformerCache implements Reader {
   private readonly namespace: string | undefined;
   private readonly syncTimeoutMs: number;
   private readonly clock: Clock;
+  private readonly logger: Logger | undefined;
+  private readonly warnOnUndeclared: boolean;
+  private readonly failOnMissing: boolean;
+  /** Kinds whose undeclared informer was warned about. */
+  private readonly warned = new Set<string>();
 
   constructor(
     private readonly factory: InformerFactory,
@@ -383,24 +481,106 @@ export class InformerCache implements Reader {
     this.namespace = config.namespace || undefined;
     this.syncTimeoutMs = config.syncTimeoutMs;
     this.clock = config.clock;
+    this.logger = config.logger;
+    this.warnOnUndeclared = config.warnOnUndeclaredInformer ?? true;
+    this.failOnMissing = config.readerFailOnMissingInformer ?? false;
+    if (config.metrics) this.registerMetrics(config.metrics);
   }
 
-  informerFor(kind: ResourceKind<unknown>): Informer {
-    const key = kindKey(kind);
-    let informer = this.informers.get(key);
-    if (!informer) {
-      const { kind: _kind, ...selector } = this.selectors.get(key) ?? { kind };
-      informer = this.factory(kind, {
+  /**
+   * The informer of `kind` (its metadata-only one with `{ metadataOnly: true }`), made on first use and,
+   * when the cache runs already, started: what a controller's `for`, `owns` and `watches` declare.
+   */
+  informerFor(kind: ResourceKind<unknown>, options: InformerChoice = {}): Informer {
+    return this.entryFor(kind, options.metadataOnly ?? false).informer;
+  }
+
+  private entryFor(kind: ResourceKind<unknown>, metadataOnly: boolean): CachedInformer {
+    const key = informerKey(kind, metadataOnly);
+    let entry = this.informers.get(key);
+    if (!entry) {
+      const { kind: _kind, ...selector } = this.selectors.get(kindKey(kind)) ?? { kind };
+      const informer = this.factory(kind, {
         ...(this.namespace ? { namespace: this.namespace } : {}),
         ...selector,
+        ...(metadataOnly ? { metadataOnly } : {}),
       });
-      this.informers.set(key, informer);
+      const indexes = new FieldIndexes((index, object, error) =>
+        this.logger?.error('index function failed: the object is left out of the index', {
+          kind: key,
+          index,
+          namespace: object.metadata?.namespace,
+          name: object.metadata?.name,
+          error,
+        }),
+      );
+      // Before any controller's handlers: an index is up to date when a handler sees the event.
+      informer.on('add', (object) => indexes.put(object));
+      informer.on('update', (object) => indexes.put(object));
+      informer.on('delete', (object) => indexes.remove(object));
+      entry = { key, kind, metadataOnly, informer, indexes };
+      this.informers.set(key, entry);
       if (this.started) {
         this.startedByReads.add(key);
         this.startInformer(key, informer);
       }
     }
-    return informer;
+    return entry;
+  }
+
+  /**
+   * Indexes the objects of `kind` (of its metadata-only informer with `{ metadataOnly: true }`) by the
+   * values `fn` returns, for `list(kind, { index: { name, value } })` (controller-runtime's
+   * `IndexField`). Declares the informer, as a controller's watch does; best called before
+   * `mgr.start()`, and if the informer runs already, the objects it holds are indexed at once. `fn` gets
+   * the cached object itself and must not change it; when it throws (or returns anything but a list of
+   * strings) the object is left out of the index and the failure is logged, once per object, and the
+   * informer goes on.
+   */
+  indexField(
+    kind: ResourceKind<unknown>,
+    name: string,
+    fn: IndexFunction,
+    options: InformerChoice = {},
+  ): void {
+    if (!name) throw new Error(`an index of ${kind.kind} needs a name`);
+    if (typeof fn !== 'function') throw new TypeError(`the index "${name}" of ${kind.kind} needs a function`);
+    const entry = this.entryFor(kind, options.metadataOnly ?? false);
+    if (entry.indexes.has(name)) {
+      throw new Error(`the cache of ${entry.key} has an index named "${name}" already`);
+    }
+    entry.indexes.add(name, fn, entry.informer.list());
+  }
+
+  /** Per informer: what it caches, how many objects, their estimated bytes, its indexes. */
+  stats(): InformerStats[] {
+    return [...this.informers.values()].map((entry) => {
+      const objects = entry.informer.list();
+      return {
+        kind: kindKey(entry.kind),
+        metadataOnly: entry.metadataOnly,
+        objects: objects.length,
+        estimatedBytes: estimateTotalBytes(objects),
+        indexes: entry.indexes.names(),
+      };
+    });
+  }
+
+  /** Gauges computed at each scrape from stats(): nothing is counted on the way of an event. */
+  private registerMetrics(metrics: Metrics): void {
+    const labelNames = ['kind', 'metadata_only'];
+    const gauge = (name: string, help: string, value: (stats: InformerStats) => number) =>
+      metrics.collectedGauge(name, help, labelNames, (set) => {
+        for (const stats of this.stats()) {
+          set({ kind: stats.kind, metadata_only: String(stats.metadataOnly) }, value(stats));
+        }
+      });
+    gauge('kubesmith_cache_objects', 'Number of objects in each informer of the cache', (s) => s.objects);
+    gauge(
+      'kubesmith_cache_estimated_bytes',
+      'Estimated heap bytes of the objects in each informer of the cache',
+      (s) => s.estimatedBytes,
+    );
   }
 
   private startInformer(key: string, informer: Informer): Promise<void> {
@@ -415,12 +595,14 @@ export class InformerCache implements Reader {
 
   async start(): Promise<void> {
     this.started = true;
-    await Promise.all([...this.informers].map(([key, informer]) => this.startInformer(key, informer)));
+    await Promise.all(
+      [...this.informers.values()].map(({ key, informer }) => this.startInformer(key, informer)),
+    );
   }
 
   async stop(): Promise<void> {
     this.started = false;
-    await Promise.all([...this.informers.values()].map((informer) => informer.stop()));
+    await Promise.all([...this.informers.values()].map(({ informer }) => informer.stop()));
   }
 
   /**
@@ -434,29 +616,35 @@ export class InformerCache implements Reader {
 
   /** The kinds (`apiVersion/Kind`) whose informers have not synced yet (those hasSynced counts). */
   unsynced(): string[] {
-    return [...this.informers]
-      .filter(([key, informer]) => !this.startedByReads.has(key) && !informer.hasSynced())
-      .map(([key]) => key);
+    return [...this.informers.values()]
+      .filter(({ key, informer }) => !this.startedByReads.has(key) && !informer.hasSynced())
+      .map(({ key }) => key);
   }
 
   /**
-   * A deep copy of the cached object. NotFound (an ApiError) when the cache does not hold it, which with
-   * a cache selector for the kind includes objects that exist but do not match it. A namespaced object
-   * outside the cache's namespace is an error (not NotFound): the cache cannot know.
+   * A deep copy of the cached object (its metadata only, from the kind's metadata-only informer, with
+   * `{ metadataOnly: true }`). NotFound (an ApiError) when the cache does not hold it, which with a cache
+   * selector for the kind includes objects that exist but do not match it. A namespaced object outside
+   * the cache's namespace is an error (not NotFound): the cache cannot know.
    */
-  get<T>(kind: ResourceKind<T>, name: string, namespace?: string): Promise<T> {
+  get<T>(kind: ResourceKind<T>, name: string, namespace?: string, options?: GetOptions): Promise<T> {
     // The common case, once the kind's informer has synced, without an await: a reconcile reads through
     // here, and each await is a few microtasks more per reconcile.
+    const metadataOnly = options?.metadataOnly ?? false;
     try {
       if (kind.namespaced && this.namespace !== undefined) {
         this.checkNamespace('get', kind, namespace ?? '', `${namespace ?? ''}/${name}`);
       }
-      const informer = this.started ? this.informers.get(kindKey(kind)) : undefined;
-      if (informer?.hasSynced()) return Promise.resolve(this.copyOf(informer, kind, name, namespace));
+      const entry = this.started ? this.informers.get(informerKey(kind, metadataOnly)) : undefined;
+      if (entry?.informer.hasSynced()) {
+        return Promise.resolve(this.copyOf(entry.informer, kind, name, namespace));
+      }
     } catch (error) {
       return Promise.reject(error as Error);
     }
-    return this.syncedInformerFor(kind).then((synced) => this.copyOf(synced, kind, name, namespace));
+    return this.syncedInformerFor(kind, metadataOnly).then((synced) =>
+      this.copyOf(synced.informer, kind, name, namespace),
+    );
   }
 
   /** A deep copy of the cached object; NotFound when the informer does not hold it. */
@@ -477,20 +665,42 @@ export class InformerCache implements Reader {
 
   /**
    * Deep copies of the cached objects that match `options` (label selectors `=`, `==`, `!=`, `in`,
-   * `notin`, exists, `!`; field selectors `=`, `==`, `!=` on any dotted path), sorted by namespace and
-   * name. `pageSize` does not apply. No namespace lists every namespace the cache holds.
+   * `notin`, exists, `!`; field selectors `=`, `==`, `!=` on any dotted path; a field index's value),
+   * sorted by namespace and name; their metadata only with `metadataOnly`. `pageSize` does not apply.
+   * No namespace lists every namespace the cache holds.
    */
   async list<T>(kind: ResourceKind<T>, options: ListOptions = {}): Promise<T[]> {
     const namespace = kind.namespaced ? options.namespace || undefined : undefined;
     if (namespace !== undefined) this.checkNamespace('list', kind, namespace, `namespace ${namespace}`);
+    const metadataOnly = options.metadataOnly ?? false;
+    const { index } = options;
+    if (index !== undefined) this.checkIndex(kind, metadataOnly, index.name);
     const labels = labelMatcher(options.labelSelector);
     const fields = fieldMatcher(options.fieldSelector);
-    const informer = await this.syncedInformerFor(kind);
-    return informer
-      .list(namespace)
+    const { informer, indexes } = await this.syncedInformerFor(kind, metadataOnly);
+    let objects: KubernetesObject[];
+    if (index === undefined) objects = informer.list(namespace);
+    else {
+      objects = [];
+      for (const found of indexes.lookup(index.name, index.value, namespace) ?? []) {
+        const object = informer.get(found.name, found.namespace || undefined);
+        if (object) objects.push(object);
+      }
+    }
+    return objects
       .filter((object) => labels(object) && fields(object))
       .sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0))
       .map((object) => deepCopy(object) as T);
+  }
+
+  /** Refuses a list by an index the kind's informer does not have, before opening any informer. */
+  private checkIndex(kind: ResourceKind<unknown>, metadataOnly: boolean, name: string): void {
+    if (this.informers.get(informerKey(kind, metadataOnly))?.indexes.has(name)) return;
+    const choice = metadataOnly ? ', { metadataOnly: true }' : '';
+    throw new Error(
+      `the cache of ${informerKey(kind, metadataOnly)} has no index named "${name}"\nhint: register it ` +
+        `before mgr.start() with mgr.cache.indexField(${kind.kind}Kind, '${name}', fn${choice})`,
+    );
   }
 
   private checkNamespace(verb: string, kind: ResourceKind<unknown>, namespace: string, what: string): void {
@@ -502,29 +712,63 @@ export class InformerCache implements Reader {
   }
 
   /** The informer of `kind`, started and synced: controller-runtime starts one on the first read. */
-  private async syncedInformerFor(kind: ResourceKind<unknown>): Promise<Informer> {
+  private async syncedInformerFor(
+    kind: ResourceKind<unknown>,
+    metadataOnly: boolean,
+  ): Promise<CachedInformer> {
     if (!this.started) {
       throw new Error(
         `the cache is not started: cannot read ${kind.kind} objects before mgr.start() ` +
           '(read them once mgr.ready() has resolved, or with mgr.apiReader)',
       );
     }
-    const informer = this.informerFor(kind);
-    if (informer.hasSynced()) return informer;
+    const key = informerKey(kind, metadataOnly);
+    const entry = this.informers.get(key) ?? this.openForRead(kind, metadataOnly);
+    if (entry.informer.hasSynced()) return entry;
     let timer: unknown;
     const timeout = new Promise<'timeout'>((resolve) => {
       timer = this.clock.setTimeout(() => resolve('timeout'), this.syncTimeoutMs);
     });
-    const outcome = await Promise.race([this.syncs.get(kindKey(kind)), timeout]);
+    const outcome = await Promise.race([this.syncs.get(key), timeout]);
     this.clock.clearTimeout(timer);
     if (outcome === 'timeout') {
       throw new Error(
-        `timed out after ${this.syncTimeoutMs} ms waiting for the cache of ${kindKey(kind)} to sync ` +
+        `timed out after ${this.syncTimeoutMs} ms waiting for the cache of ${key} to sync ` +
           '(is the CRD installed, and may the operator list and watch it?)',
       );
     }
-    if (!informer.hasSynced()) throw new Error(`the cache stopped before ${kindKey(kind)} synced`);
-    return informer;
+    if (!entry.informer.hasSynced()) throw new Error(`the cache stopped before ${key} synced`);
+    return entry;
+  }
+
+  /**
+   * The informer a read needs and no controller declared: refused with readerFailOnMissingInformer,
+   * else opened, with a warning (once per kind) when it watches the whole cluster: such informers,
+   * opened by a read nobody thought of as a watch, are where an operator's memory goes.
+   */
+  private openForRead(kind: ResourceKind<unknown>, metadataOnly: boolean): CachedInformer {
+    const key = informerKey(kind, metadataOnly);
+    const declare =
+      `declare it in the controller's builder: .owns(${kind.kind}Kind) or .watches(${kind.kind}Kind, map), ` +
+      'with { metadataOnly: true } when names, labels and owners are enough (read then with ' +
+      '{ metadataOnly: true }); or read it with mgr.apiReader, or list it in client.disableCacheFor';
+    if (this.failOnMissing) {
+      throw new Error(
+        `the cache has no informer for ${key} and cache.readerFailOnMissingInformer is set\nhint: ${declare}`,
+      );
+    }
+    const clusterWide = !kind.namespaced || this.namespace === undefined;
+    if (clusterWide && this.warnOnUndeclared && !this.warned.has(kindKey(kind))) {
+      this.warned.add(kindKey(kind));
+      const selector = this.selectors.get(kindKey(kind));
+      const held = selector ? selectorText(selector) : '';
+      this.logger?.warn(
+        `a read opened a cluster-wide informer for ${key}, which no controller declared: it lists and ` +
+          `watches every ${kind.kind}${held ? ` with ${held}` : ''} in the cluster and keeps them in memory`,
+        { kind: key, readFrom: callerOutsideRuntime(), hint: declare },
+      );
+    }
+    return this.entryFor(kind, metadataOnly);
   }
 }
 

@@ -44,7 +44,26 @@ export interface PatchOptions extends RequestOptions {
   type?: PatchType;
 }
 
-export interface ListOptions extends RequestOptions {
+/** What a read takes: RequestOptions, and whether it wants the object's metadata only. */
+export interface GetOptions extends RequestOptions {
+  /**
+   * Read the object's metadata only (controller-runtime's PartialObjectMetadata): the answer has the
+   * kind's apiVersion and kind and the object's `metadata` (names, labels, annotations, owner references,
+   * finalizers...), nothing else. The API server is asked for a PartialObjectMetadata; from the cache,
+   * the kind's metadata-only informer answers, a cache of its own. Default: false (the whole object).
+   */
+  metadataOnly?: boolean;
+}
+
+/** A field index of the cache and the value to look up in it (`list(kind, { index: { name, value } })`). */
+export interface IndexLookup {
+  /** The name the index was registered with (`mgr.cache.indexField(kind, name, fn)`). */
+  name: string;
+  /** The objects whose index function returned this value (exact match). */
+  value: string;
+}
+
+export interface ListOptions extends GetOptions {
   /** Only this namespace; all namespaces when absent. */
   namespace?: string;
   /** `app=web,tier!=cache` */
@@ -56,6 +75,13 @@ export interface ListOptions extends RequestOptions {
    * returned. Default: 500; `0` reads it in one request.
    */
   pageSize?: number;
+  /**
+   * Only the objects a field index of the cache maps to `value` (controller-runtime's `MatchingFields`
+   * on an indexed field), in `namespace` when one is given; combines with the selectors. A cache
+   * feature: the API server has no indexes, and a client that reads from it refuses the option. Default:
+   * none.
+   */
+  index?: IndexLookup;
 }
 
 export interface DeleteOptions extends RequestOptions {
@@ -71,7 +97,7 @@ export interface ApplyOptions extends RequestOptions {
 
 /** The reading half of a Client: controller-runtime's `client.Reader`. */
 export interface Reader {
-  get<T>(kind: ResourceKind<T>, name: string, namespace?: string, options?: RequestOptions): Promise<T>;
+  get<T>(kind: ResourceKind<T>, name: string, namespace?: string, options?: GetOptions): Promise<T>;
   list<T>(kind: ResourceKind<T>, options?: ListOptions): Promise<T[]>;
 }
 
@@ -189,13 +215,13 @@ export class HttpClient implements Client {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   }
 
-  async get<T>(
-    kind: ResourceKind<T>,
-    name: string,
-    namespace?: string,
-    options?: RequestOptions,
-  ): Promise<T> {
-    return this.request<T>('GET', resourcePath(kind, namespace, name), `get ${kind.kind} ${name}`, options);
+  async get<T>(kind: ResourceKind<T>, name: string, namespace?: string, options?: GetOptions): Promise<T> {
+    const path = resourcePath(kind, namespace, name);
+    if (!options?.metadataOnly) return this.request<T>('GET', path, `get ${kind.kind} ${name}`, options);
+    const object = await this.request<KubernetesObject>('GET', path, `get ${kind.kind} ${name}`, options, {
+      accept: METADATA_ACCEPT.object,
+    });
+    return toPartialObjectMetadata(kind, object) as T;
   }
 
   async list<T>(kind: ResourceKind<T>, options: ListOptions = {}): Promise<T[]> {
@@ -216,7 +242,9 @@ export class HttpClient implements Client {
     onItem: (item: T) => void,
   ): Promise<{ resourceVersion?: string }> {
     type Page = { items: T[]; metadata?: { resourceVersion?: string; continue?: string } };
+    refuseIndex(kind, options);
     const limit = options.pageSize ?? 500;
+    const accept = options.metadataOnly ? { accept: METADATA_ACCEPT.list } : {};
     const fetchPage = (continueToken: string | undefined): Promise<Page> => {
       const query = new URLSearchParams();
       if (options.labelSelector) query.set('labelSelector', options.labelSelector);
@@ -228,6 +256,7 @@ export class HttpClient implements Client {
         `${resourcePath(kind, options.namespace)}${query.size > 0 ? `?${query.toString()}` : ''}`,
         `list ${kind.plural}`,
         options,
+        accept,
       );
     };
     let next: Promise<Page> | undefined = fetchPage(undefined);
@@ -241,7 +270,13 @@ export class HttpClient implements Client {
       next = continueToken ? fetchPage(continueToken) : undefined;
       next?.catch(() => {});
       // The items were parsed from this answer and are nobody else's: their kind is set in place.
-      for (const item of page.items) onItem(setKind(kind, item));
+      for (const item of page.items) {
+        onItem(
+          options.metadataOnly
+            ? (toPartialObjectMetadata(kind, item as KubernetesObject) as T)
+            : setKind(kind, item),
+        );
+      }
       resourceVersion = page.metadata?.resourceVersion;
     }
     return resourceVersion !== undefined ? { resourceVersion } : {};
@@ -348,8 +383,13 @@ export class HttpClient implements Client {
     query: Record<string, string | number | boolean | undefined>,
     onEvent: (type: string, object: unknown) => void,
     done: (err: unknown) => void,
+    watchOptions: { metadataOnly?: boolean } = {},
   ): Promise<{ abort(): void }> {
-    const { url, options } = await this.connection('GET', path);
+    const { url, options } = await this.connection(
+      'GET',
+      path,
+      watchOptions.metadataOnly ? METADATA_ACCEPT.object : undefined,
+    );
     url.searchParams.set('watch', 'true');
     for (const [key, value] of Object.entries(query)) {
       if (value !== undefined) url.searchParams.set(key, String(value));
@@ -432,11 +472,12 @@ export class HttpClient implements Client {
   private async connection(
     method: string,
     path: string,
+    accept = 'application/json',
   ): Promise<{ url: URL; options: https.RequestOptions }> {
     const cluster = this.kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('the kubeconfig has no current cluster');
     const url = requestUrl(cluster.server, path);
-    const options: https.RequestOptions = { method, headers: { Accept: 'application/json' } };
+    const options: https.RequestOptions = { method, headers: { Accept: accept } };
     await this.kubeConfig.applyToHTTPSOptions(options);
     // client-node made a new agent (so a new TCP and TLS connection) for this request; reuse ours,
     // unless the cluster is reached through a proxy, whose agent client-node knows how to make.
@@ -449,9 +490,9 @@ export class HttpClient implements Client {
     path: string,
     what: string,
     call: RequestOptions = {},
-    content: { body?: unknown; contentType?: string } = {},
+    content: { body?: unknown; contentType?: string; accept?: string } = {},
   ): Promise<T> {
-    const { url, options } = await this.connection(method, path);
+    const { url, options } = await this.connection(method, path, content.accept);
     const payload = content.body === undefined ? undefined : JSON.stringify(content.body);
     if (payload !== undefined) {
       // Content-Length, not chunked: Node sends a DELETE body unframed, and the server would read none.
@@ -573,6 +614,39 @@ function sendRequest(
     if (payload !== undefined) req.write(payload);
     req.end();
   });
+}
+
+/**
+ * The Accept headers of metadata-only reads: a PartialObjectMetadata (a get, and each event of a watch)
+ * or a PartialObjectMetadataList, as client-go's metadata client asks. Plain JSON comes after, for a
+ * server that cannot answer with metadata (an aggregated API may not): toPartialObjectMetadata keeps the
+ * metadata of whatever comes.
+ */
+export const METADATA_ACCEPT = {
+  object: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json',
+  list: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json',
+};
+
+/**
+ * The object's metadata under the kind's apiVersion and kind (not meta.k8s.io/v1 PartialObjectMetadata,
+ * which the API server sends): as controller-runtime's metadata informers, so that handlers and readers
+ * see which kind the object is, and an owner reference can be matched.
+ */
+export function toPartialObjectMetadata(
+  kind: ResourceKind<unknown>,
+  object: KubernetesObject,
+): KubernetesObject {
+  return { apiVersion: kind.apiVersion, kind: kind.kind, metadata: object.metadata ?? {} };
+}
+
+/** `index` is a lookup in the cache's field indexes: a list from the API server cannot honour it. */
+export function refuseIndex(kind: ResourceKind<unknown>, options: ListOptions): void {
+  if (options.index === undefined) return;
+  throw new Error(
+    `cannot list ${kind.kind} by the index "${options.index.name}": field indexes are the cache's, and ` +
+      'this list goes to the API server\nhint: list through mgr.client (and not a kind in ' +
+      'client.disableCacheFor), or use a fieldSelector the API server supports',
+  );
 }
 
 /** `object`, its apiVersion and kind set in place when absent (list items come without them). */

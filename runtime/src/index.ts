@@ -33,7 +33,9 @@ export {
   type Client,
   type ClientOptions,
   type DeleteOptions,
+  type GetOptions,
   type HttpClientOptions,
+  type IndexLookup,
   type ListOptions,
   type PatchOptions,
   type PatchType,
@@ -66,8 +68,11 @@ export {
   type KindSelector,
   type CacheOptions,
   type InformerCacheConfig,
+  type InformerChoice,
   type InformerFactoryConfig,
+  type InformerStats,
 } from './cache.js';
+export type { IndexFunction } from './internal/field-index.js';
 export { Controller, type ControllerDefaults, type MapFunction } from './controller.js';
 export {
   controllerManagedBy,

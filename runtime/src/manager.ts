@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { ControllerHost } from './builder.js';
-import { clientNodeInformerFactory, InformerCache, type Informer } from './cache.js';
+import { clientNodeInformerFactory, InformerCache, type Informer, type InformerChoice } from './cache.js';
 import { HttpClient, type Client, type Reader } from './client.js';
 import type { Clock } from './clock.js';
 import type { Controller, ControllerDefaults } from './controller.js';
@@ -46,7 +46,12 @@ export class Manager implements ControllerHost {
   /** Where admission and conversion webhooks are registered; served over TLS while the manager runs. */
   readonly webhookServer: WebhookServer;
   readonly clock: Clock;
-  private readonly cache: InformerCache;
+  /**
+   * The informer cache `client` reads from (controller-runtime's `mgr.GetCache()`): field indexes
+   * (`mgr.cache.indexField(kind, name, fn)`), and per informer its objects and estimated bytes
+   * (`mgr.cache.stats()`, and /metrics).
+   */
+  readonly cache: InformerCache;
   /** Set with leaderElection: the controllers run only while it leads. */
   readonly leaderElector: LeaderElector | undefined;
   /**
@@ -113,6 +118,10 @@ export class Manager implements ControllerHost {
       byObject: config.cache.byObject,
       syncTimeoutMs: config.controller.cacheSyncTimeoutMs,
       clock: this.clock,
+      logger: this.logger.child({ logger: 'cache' }),
+      metrics: this.metrics,
+      warnOnUndeclaredInformer: config.cache.warnOnUndeclaredInformer,
+      readerFailOnMissingInformer: config.cache.readerFailOnMissingInformer,
     });
     this.client = new DelegatingClient(
       this.cache,
@@ -177,8 +186,8 @@ export class Manager implements ControllerHost {
     return this.apiReader;
   }
 
-  informerFor(kind: ResourceKind<unknown>): Informer {
-    return this.cache.informerFor(kind);
+  informerFor(kind: ResourceKind<unknown>, options?: InformerChoice): Informer {
+    return this.cache.informerFor(kind, options);
   }
 
   add(controller: Controller): void {

@@ -206,6 +206,34 @@ export class Metrics {
     return series;
   }
 
+  /**
+   * The gauge `name`, whose series `collect` sets each time it is read (a scrape, or `value()`): for
+   * figures that cost something to compute and matter only when read, such as the objects and bytes of
+   * each informer. Series `collect` no longer sets disappear.
+   */
+  collectedGauge(
+    name: string,
+    help: string,
+    labelNames: readonly string[],
+    collect: (set: (labels: Labels, value: number) => void) => void,
+  ): void {
+    this.metric(
+      name,
+      Gauge,
+      () =>
+        new Gauge({
+          name,
+          help,
+          labelNames,
+          registers: [this.registry],
+          collect() {
+            this.reset();
+            collect((labels, value) => this.set(labels, value));
+          },
+        }),
+    );
+  }
+
   private readonly pending = new Map<string, Pending[]>();
 
   private pendingOf(name: string): Pending[] {

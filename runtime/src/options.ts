@@ -64,6 +64,8 @@ export interface ManagerConfig {
     byObject: readonly KindSelector[];
     streamingList: boolean;
     listPageSize: number;
+    warnOnUndeclaredInformer: boolean;
+    readerFailOnMissingInformer: boolean;
   };
   client: { timeoutMs: number; disableCacheFor: readonly ResourceKind<unknown>[] };
   metrics: MetricsOptions & { bindAddress: string; secureServing: boolean; enableHttp2: boolean };
@@ -97,6 +99,8 @@ export function withDefaults(options: ManagerOptions = {}): ManagerConfig {
       byObject: cache.byObject ?? [],
       streamingList: cache.streamingList ?? true,
       listPageSize: cache.listPageSize ?? 500,
+      warnOnUndeclaredInformer: cache.warnOnUndeclaredInformer ?? true,
+      readerFailOnMissingInformer: cache.readerFailOnMissingInformer ?? false,
     },
     client: {
       timeoutMs: client.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,

@@ -34,6 +34,7 @@ export interface Watcher {
     query: Record<string, string>,
     onEvent: (type: string, object: unknown) => void,
     done: (err: unknown) => void,
+    options?: { metadataOnly?: boolean },
   ): Promise<{ abort(): void }>;
 }
 
@@ -43,8 +44,11 @@ export interface ReflectorOptions {
   /** The kind's collection path (with its namespace, when one is watched): where the watch goes. */
   path: string;
   watcher: Watcher;
-  /** The list's namespace, selectors and page size; the watch has the same selectors. */
-  list: Pick<ListOptions, 'namespace' | 'labelSelector' | 'fieldSelector' | 'pageSize'>;
+  /**
+   * The list's namespace, selectors and page size, and whether it reads metadata only; the watch has the
+   * same selectors and reads metadata only too.
+   */
+  list: Pick<ListOptions, 'namespace' | 'labelSelector' | 'fieldSelector' | 'pageSize' | 'metadataOnly'>;
   /** Applied to each listed object before it is stored (a watched one: the watcher applies it). */
   transform?: (object: KubernetesObject) => KubernetesObject;
   /** Stream the list (see above) instead of reading it in pages: the cache's `streamingList`. */
@@ -195,7 +199,7 @@ export class Reflector {
     attempt: WatchAttempt = { cancelled: false },
   ): Promise<void> {
     const live = () => run === this.run && !attempt.cancelled;
-    const { labelSelector, fieldSelector } = this.options.list;
+    const { labelSelector, fieldSelector, metadataOnly } = this.options.list;
     if (labelSelector) query['labelSelector'] = labelSelector;
     if (fieldSelector) query['fieldSelector'] = fieldSelector;
     let request: { abort(): void };
@@ -215,6 +219,7 @@ export class Reflector {
             onEnd(err);
           }
         },
+        metadataOnly ? { metadataOnly } : {},
       );
     } catch (err) {
       if (live() && !this.stopped) onEnd(err);

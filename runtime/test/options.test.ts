@@ -21,7 +21,14 @@ describe('withDefaults', () => {
     const { logger: _logger, ...config } = withDefaults();
     expect(config).toEqual({
       kubeConfig: undefined,
-      cache: { namespace: undefined, byObject: [], streamingList: true, listPageSize: 500 },
+      cache: {
+        namespace: undefined,
+        byObject: [],
+        streamingList: true,
+        listPageSize: 500,
+        warnOnUndeclaredInformer: true,
+        readerFailOnMissingInformer: false,
+      },
       client: { timeoutMs: 30_000, disableCacheFor: [] },
       metrics: { bindAddress: ':8080', secureServing: false, enableHttp2: false },
       healthProbeBindAddress: ':8081',
@@ -54,6 +61,8 @@ describe('withDefaults', () => {
       byObject: [],
       streamingList: true,
       listPageSize: 500,
+      warnOnUndeclaredInformer: true,
+      readerFailOnMissingInformer: false,
     });
     expect(config.metrics).toEqual({
       bindAddress: ':8080',

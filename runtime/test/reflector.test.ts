@@ -8,7 +8,10 @@
  */
 import http from 'node:http';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { InformerCache, supervisedInformer } from '../src/cache.js';
 import { HttpClient } from '../src/client.js';
+import { realClock } from '../src/clock.js';
+import { createLogger } from '../src/logger.js';
 import { groupVersion } from '../src/kinds.js';
 import { Reflector, type Watcher } from '../src/reflector.js';
 import type { KubernetesObject } from '../src/types.js';
@@ -22,6 +25,8 @@ let listResourceVersion = '10';
 /** Called before a page after the first is answered: a test may hold the answer. */
 let beforeLaterPage: () => Promise<void> = async () => {};
 let requests: URLSearchParams[] = [];
+/** The Accept header of each request. */
+let accepts: string[] = [];
 /** Answer 410 to a request that carries a continue token, as after an etcd compaction. */
 let expireTokens = false;
 
@@ -32,6 +37,7 @@ beforeAll(async () => {
   server = http.createServer((req, res) => {
     const query = new URL(req.url ?? '/', 'http://x').searchParams;
     requests.push(query);
+    accepts.push(req.headers.accept ?? '');
     const token = query.get('continue');
     if (token && expireTokens) {
       res.writeHead(410, { 'Content-Type': 'application/json' });
@@ -68,6 +74,7 @@ afterEach(() => {
   listResourceVersion = '10';
   beforeLaterPage = async () => {};
   requests = [];
+  accepts = [];
   expireTokens = false;
 });
 
@@ -82,6 +89,7 @@ class ScriptedWatcher implements Watcher {
     emit: (type: string, object: unknown) => void;
     end: (err?: unknown) => void;
     aborted: boolean;
+    options?: { metadataOnly?: boolean };
   }[] = [];
   constructor(private readonly connect: () => Promise<void> = async () => {}) {}
   async watch(
@@ -89,8 +97,15 @@ class ScriptedWatcher implements Watcher {
     query: Record<string, string>,
     onEvent: (type: string, object: unknown) => void,
     done: (err: unknown) => void,
+    options?: { metadataOnly?: boolean },
   ): Promise<{ abort(): void }> {
-    const call = { query, emit: onEvent, end: (err?: unknown) => done(err ?? null), aborted: false };
+    const call = {
+      query,
+      emit: onEvent,
+      end: (err?: unknown) => done(err ?? null),
+      aborted: false,
+      ...(options ? { options } : {}),
+    };
     this.calls.push(call);
     await this.connect();
     return { abort: () => (call.aborted = true) };
@@ -261,6 +276,60 @@ describe('Reflector, listing in pages', () => {
     expect(events.slice(3)).toEqual(['update c 12<-5', 'add d 12', 'delete b']);
     expect(watcher.calls.map((c) => c.query['resourceVersion'])).toEqual(['10', '20']);
     await r.stop();
+  });
+
+  it('a metadata-only Reflector asks for a PartialObjectMetadataList and watches metadata only', async () => {
+    items = [{ ...widget('a', '5'), spec: { big: 'x' } } as KubernetesObject];
+    const watcher = new ScriptedWatcher();
+    const r = new Reflector({
+      client,
+      kind: Widget,
+      path: '/apis/example.com/v1/namespaces/default/widgets',
+      watcher,
+      list: { namespace: 'default', pageSize: 2, metadataOnly: true },
+      streamingList: false,
+      streamTimeoutMs: 30_000,
+    });
+    await r.start();
+    expect(accepts).toEqual([
+      'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json',
+    ]);
+    // The server here ignores the Accept header: what it sent is cut down to the metadata all the same.
+    expect(r.get('a', 'default')).toEqual({
+      apiVersion: 'example.com/v1',
+      kind: 'Widget',
+      metadata: widget('a', '5').metadata,
+    });
+    await until(() => expect(watcher.calls).toHaveLength(1));
+    expect(watcher.calls[0]!.options).toEqual({ metadataOnly: true });
+    await r.stop();
+  });
+
+  it("a cache's field index follows a relist: what the new list changed or no longer has moves or leaves the index", async () => {
+    items = [widget('a', '5', 1), widget('b', '5', 1), widget('c', '5', 1)];
+    const watcher = new ScriptedWatcher();
+    const r = reflector(watcher);
+    const logger = createLogger({ level: 'error', write: () => {} });
+    const cache = new InformerCache(() => supervisedInformer(r, () => r.hasListed(), logger), {
+      namespace: undefined,
+      byObject: [],
+      syncTimeoutMs: 5_000,
+      clock: realClock,
+    });
+    cache.indexField(Widget, 'generation', (o) => [String(o.metadata?.generation)]);
+    await cache.start();
+    const generation = async (value: string) =>
+      (await cache.list(Widget, { index: { name: 'generation', value } })).map((o) => o.metadata?.name);
+    expect(await generation('1')).toEqual(['a', 'b', 'c']);
+    await until(() => expect(watcher.calls).toHaveLength(1));
+    items = [widget('a', '5', 1), widget('c', '12', 2), widget('d', '12', 2)];
+    listResourceVersion = '20';
+    watcher.calls[0]!.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired' });
+    watcher.calls[0]!.end();
+    await until(() => expect(watcher.calls).toHaveLength(2));
+    expect(await generation('1')).toEqual(['a']);
+    expect(await generation('2')).toEqual(['c', 'd']);
+    await cache.stop();
   });
 
   it('lists again in one request when a continue token expired, without repeating what it delivered', async () => {

@@ -8,6 +8,7 @@ import type {
   ApplyOptions,
   Client,
   DeleteOptions,
+  GetOptions,
   ListOptions,
   PatchOptions,
   PatchType,
@@ -52,7 +53,7 @@ export class DelegatingClient implements Client {
     return this.uncached.size > 0 && this.uncached.has(kindKey(kind)) ? this.api : this.cache;
   }
 
-  get<T>(kind: ResourceKind<T>, name: string, namespace?: string, options?: RequestOptions): Promise<T> {
+  get<T>(kind: ResourceKind<T>, name: string, namespace?: string, options?: GetOptions): Promise<T> {
     return this.readerFor(kind).get(kind, name, namespace, options);
   }
 

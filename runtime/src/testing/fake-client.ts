@@ -1,23 +1,29 @@
 /**
  * An in-memory Client for unit tests of reconcilers, with the API server's behaviours a reconciler depends
  * on: resourceVersion conflicts, generation bumps on spec changes, the status subresource, finalizers that
- * hold a deletion, label selectors, and the same ApiErrors.
+ * hold a deletion, label selectors, and the same ApiErrors; and the manager's cache's field indexes
+ * (`indexField`, `list(kind, { index })`) and metadata-only reads, so that a reconciler that uses them
+ * can be tested on it.
  */
 import { randomUUID } from 'node:crypto';
 import type {
   ApplyOptions,
   Client,
   DeleteOptions,
+  GetOptions,
   ListOptions,
   PatchOptions,
   PatchType,
   RequestOptions,
 } from '../client.js';
+import type { InformerChoice } from '../cache.js';
+import { toPartialObjectMetadata } from '../client.js';
 import { ApiError } from '../errors.js';
+import type { IndexFunction } from '../internal/field-index.js';
 import { deepCopy } from '../internal/deepcopy.js';
 import { checkPathSegments } from '../internal/path-segment.js';
 import { fieldMatcher, labelMatcher } from '../internal/selector.js';
-import { objectKey, type ResourceKind } from '../kinds.js';
+import { kindKey, objectKey, type ResourceKind } from '../kinds.js';
 import type { KubernetesObject } from '../types.js';
 import { applyJsonPatch, JsonPatchError, type JsonPatchOperation } from './jsonpatch.js';
 
@@ -37,6 +43,8 @@ export class FakeClient implements Client {
   private readonly store = new Map<string, Stored>();
   private resourceVersion = 0;
   private readonly now: () => Date;
+  /** kind -> index name -> its function */
+  private readonly indexes = new Map<string, Map<string, IndexFunction>>();
 
   constructor(options: FakeClientOptions = {}) {
     this.now = options.now ?? (() => new Date());
@@ -48,31 +56,64 @@ export class FakeClient implements Client {
     return [...this.store.values()].map((o) => deepCopy(o));
   }
 
+  /**
+   * A field index, as `mgr.cache.indexField(kind, name, fn)` registers on the manager's cache:
+   * `list(kind, { index: { name, value } })` then returns the objects `fn` maps to `value`. As in the
+   * cache, an object for which `fn` throws (or returns anything but a list of strings) is in no list of
+   * that index. The `metadataOnly` option is accepted and means nothing here: the fake has one store.
+   */
+  indexField(kind: ResourceKind<unknown>, name: string, fn: IndexFunction, _options?: InformerChoice): this {
+    let indexes = this.indexes.get(kindKey(kind));
+    if (indexes === undefined) this.indexes.set(kindKey(kind), (indexes = new Map()));
+    if (indexes.has(name)) throw new Error(`${kindKey(kind)} has an index named "${name}" already`);
+    indexes.set(name, fn);
+    return this;
+  }
+
   // The trailing RequestOptions (timeout, signal) of the Client interface mean nothing to an in-memory fake.
-  async get<T>(
-    kind: ResourceKind<T>,
-    name: string,
-    namespace?: string,
-    _options?: RequestOptions,
-  ): Promise<T> {
+  async get<T>(kind: ResourceKind<T>, name: string, namespace?: string, options?: GetOptions): Promise<T> {
     checkPath(kind, name, namespace);
     const stored = this.store.get(
       storeKey(kind.apiVersion, kind.kind, kind.namespaced ? namespace : '', name),
     );
     if (!stored) throw notFound(kind, name);
-    return deepCopy(stored) as T;
+    return readAs(kind, stored, options) as T;
   }
 
   async list<T>(kind: ResourceKind<T>, options: ListOptions = {}): Promise<T[]> {
     checkPath(kind, undefined, options.namespace);
     const labels = labelMatcher(options.labelSelector);
     const fields = fieldMatcher(options.fieldSelector);
+    const indexed = this.indexMatcher(kind, options);
     return [...this.store.values()]
       .filter((o) => o.apiVersion === kind.apiVersion && o.kind === kind.kind)
       .filter((o) => !options.namespace || o.metadata.namespace === options.namespace)
-      .filter((o) => labels(o) && fields(o))
+      .filter((o) => labels(o) && fields(o) && indexed(o))
       .sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1))
-      .map((o) => deepCopy(o) as T);
+      .map((o) => readAs(kind, o, options) as T);
+  }
+
+  /** Whether an object is among those `options.index` looks up: what the cache's index would answer. */
+  private indexMatcher(kind: ResourceKind<unknown>, options: ListOptions): (object: Stored) => boolean {
+    const { index } = options;
+    if (index === undefined) return () => true;
+    const fn = this.indexes.get(kindKey(kind))?.get(index.name);
+    if (fn === undefined) {
+      throw new Error(
+        `the fake client has no index named "${index.name}" for ${kindKey(kind)}\nhint: register it with ` +
+          `client.indexField(${kind.kind}Kind, '${index.name}', fn), as the manager's mgr.cache.indexField`,
+      );
+    }
+    return (object) => {
+      try {
+        const values: unknown = fn(object);
+        return (
+          Array.isArray(values) && values.every((v) => typeof v === 'string') && values.includes(index.value)
+        );
+      } catch {
+        return false;
+      }
+    };
   }
 
   async create<T>(kind: ResourceKind<T>, object: T, _options?: RequestOptions): Promise<T> {
@@ -282,6 +323,15 @@ function canonical(value: unknown): string {
       ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
       : v,
   );
+}
+
+/** A copy of a stored object for a reader: its metadata only with `metadataOnly`. */
+function readAs(
+  kind: ResourceKind<unknown>,
+  stored: Stored,
+  options: GetOptions | undefined,
+): KubernetesObject {
+  return options?.metadataOnly ? toPartialObjectMetadata(kind, deepCopy(stored)) : deepCopy(stored);
 }
 
 function keepImmutable(next: Stored, current: Stored): void {
