@@ -12,6 +12,7 @@ import { ApiError } from './errors.js';
 import { deepCopy } from './internal/deepcopy.js';
 import { fieldMatcher, labelMatcher } from './internal/selector.js';
 import { kindKey, objectKey, type ResourceKind } from './kinds.js';
+import type { ClusterAccess } from './kubeconfig.js';
 import type { Logger } from './logger.js';
 import { Reflector, type Watcher } from './reflector.js';
 import type { KubernetesObject } from './types.js';
@@ -119,11 +120,11 @@ export interface InformerFactoryConfig {
  * (supervisedInformer), and resumes its watch from the last resourceVersion.
  */
 export function clientNodeInformerFactory(
-  kubeConfig: KubeConfig,
+  access: KubeConfig | ClusterAccess,
   logger: Logger,
   config: InformerFactoryConfig,
 ): InformerFactory {
-  const client = new HttpClient(kubeConfig, { timeoutMs: config.client.timeoutMs });
+  const client = new HttpClient(access, { timeoutMs: config.client.timeoutMs });
   return (kind, options) => {
     const namespace = kind.namespaced ? options.namespace : undefined;
     const transform = options.keepManagedFields ? undefined : stripManagedFields;
