@@ -1,9 +1,9 @@
 /**
- * The runtime's own kubeconfig loader on a real API server: a manager connects and reconciles with a
- * token, with an exec credential plugin (run once while its credential is valid, again after it expires
+ * The runtime's own kubeconfig loader on a real API server: a manager connects and reconciles with client
+ * certificates (kube-apiserver started with a client CA of the test's), with a token, with an exec credential plugin (run once while its credential is valid, again after it expires
  * or gets a 401), and with KUBECONFIG listing two files merged; none of it loads client-node.
  */
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { controllerManagedBy } from '../../src/builder.js';
 import { HttpClient } from '../../src/client.js';
 import type { Envtest } from '../../src/envtest/index.js';
 import { ApiError } from '../../src/errors.js';
+import { makeClientCertificates } from '../../src/internal/certs.js';
 import { loadKubeConfig, type RestConfig } from '../../src/kubeconfig.js';
 import { ConfigMapKind, createNamespace, eventually, runManager, startTestEnv } from './helpers.js';
 
@@ -20,9 +21,15 @@ let dir: string;
 let cluster: { server: string; 'certificate-authority-data': string };
 let token: string;
 
+/** A client certificate of user `cert-user` in group system:masters, signed by the CA kube-apiserver trusts. */
+let client: { cert: string; key: string };
+
 beforeAll(async () => {
-  env = await startTestEnv();
   dir = mkdtempSync(path.join(os.tmpdir(), 'kubeconfig-it-'));
+  const pki = makeClientCertificates('cert-user', ['system:masters']);
+  client = { cert: pki.cert, key: pki.key };
+  writeFileSync(path.join(dir, 'client-ca.crt'), pki.caCert);
+  env = await startTestEnv({ apiServerArgs: [`--client-ca-file=${path.join(dir, 'client-ca.crt')}`] });
   const file = JSON.parse(readFileSync(env.kubeconfigPath, 'utf8')) as {
     clusters: { cluster: typeof cluster }[];
     users: { user: { token: string } }[];
@@ -78,6 +85,37 @@ async function reconcilesWith(config: RestConfig): Promise<void> {
 }
 
 describe('a manager on the runtime’s own kubeconfig loader', () => {
+  it('connects with client certificates, as files relative to the kubeconfig and as data', async () => {
+    mkdirSync(path.join(dir, 'pki'), { recursive: true });
+    mkdirSync(path.join(dir, 'nested'), { recursive: true });
+    writeFileSync(path.join(dir, 'pki', 'client.crt'), client.cert);
+    writeFileSync(path.join(dir, 'pki', 'client.key'), client.key);
+    const files = writeConfig('nested/certs', {
+      'client-certificate': '../pki/client.crt',
+      'client-key': '../pki/client.key',
+    });
+    await reconcilesWith(loadKubeConfig({ kubeconfig: files }));
+    const data = writeConfig('cert-data', {
+      'client-certificate-data': Buffer.from(client.cert).toString('base64'),
+      'client-key-data': Buffer.from(client.key).toString('base64'),
+    });
+    await reconcilesWith(loadKubeConfig({ kubeconfig: data }));
+
+    // A certificate the API server's client CA did not sign authenticates no one.
+    const stranger = makeClientCertificates('cert-user', ['system:masters']);
+    const refused = new HttpClient(
+      loadKubeConfig({
+        kubeconfig: writeConfig('stranger', {
+          'client-certificate-data': Buffer.from(stranger.cert).toString('base64'),
+          'client-key-data': Buffer.from(stranger.key).toString('base64'),
+        }),
+      }),
+    );
+    const failure = await refused.list(ConfigMapKind, { namespace: 'default' }).catch((err: unknown) => err);
+    expect(failure instanceof ApiError && failure.statusCode).toBe(401);
+    refused.close();
+  });
+
   it('connects with a token', async () => {
     await reconcilesWith(loadKubeConfig({ kubeconfig: writeConfig('token', { token }) }));
   });
