@@ -4,6 +4,8 @@
  * or gets a 401), and with KUBECONFIG listing two files merged; none of it loads client-node.
  */
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -143,6 +145,40 @@ describe('a manager on the runtime’s own kubeconfig loader', () => {
     const config = loadKubeConfig({ env: { HOME: dir, KUBECONFIG: [first, second].join(path.delimiter) } });
     expect(config.contextName).toBe('ctx');
     await reconcilesWith(config);
+  });
+
+  it('reaches the API server through an HTTP proxy (a CONNECT tunnel), naming the server as tls-server-name says', async () => {
+    const tunnels: string[] = [];
+    const proxy = http.createServer((_req, res) => res.writeHead(405).end());
+    proxy.on('connect', (req: http.IncomingMessage, socket: net.Socket) => {
+      tunnels.push(req.url ?? '');
+      const [host, port] = [req.url!.slice(0, req.url!.lastIndexOf(':')), Number(req.url!.split(':').pop())];
+      const upstream = net.connect(port, host, () => {
+        socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        upstream.pipe(socket).pipe(upstream);
+      });
+      upstream.on('error', () => socket.destroy());
+      socket.on('error', () => upstream.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const proxyUrl = `http://127.0.0.1:${(proxy.address() as net.AddressInfo).port}`;
+    try {
+      // The apiserver's own certificate names kubernetes.default.svc, not 127.0.0.1's other names.
+      const named = { ...cluster, 'proxy-url': proxyUrl, 'tls-server-name': 'kubernetes.default.svc' };
+      await reconcilesWith(loadKubeConfig({ kubeconfig: writeConfig('proxied', { token }, named) }));
+      expect(tunnels.length).toBeGreaterThan(0);
+      expect(new Set(tunnels)).toEqual(new Set([new URL(cluster.server).host]));
+
+      const misnamed = { ...cluster, 'tls-server-name': 'not-the-apiserver.example' };
+      const wrong = new HttpClient(
+        loadKubeConfig({ kubeconfig: writeConfig('misnamed', { token }, misnamed) }),
+      );
+      await expect(wrong.list(ConfigMapKind, { namespace: 'default' })).rejects.toThrow(/not-the-apiserver/);
+      wrong.close();
+    } finally {
+      proxy.closeAllConnections();
+      proxy.close();
+    }
   });
 
   it('connects with an exec plugin, run once while its credential is valid and again after expiry or a 401', async () => {
