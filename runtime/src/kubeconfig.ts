@@ -12,6 +12,7 @@ import type http from 'node:http';
 import type https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
+import type * as ClientNode from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ExecCredentialSource, type ExecCredential } from './internal/exec-credential.js';
 import {
@@ -379,7 +380,16 @@ class TokenFile {
  * now: its KubeConfig loads the one context, paths already resolved.
  */
 async function clientNodeFallback(context: ResolvedContext): Promise<ClusterAccess> {
-  const { KubeConfig: ClientNodeKubeConfig } = await import('@kubernetes/client-node');
+  let clientNode: typeof ClientNode;
+  try {
+    clientNode = await import('@kubernetes/client-node');
+  } catch (err) {
+    throw new KubeconfigError(
+      `user "${context.userName}" needs @kubernetes/client-node (a legacy auth-provider or a SOCKS proxy), which cannot be loaded: ${(err as Error).message.split('\n')[0]}`,
+      'install @kubernetes/client-node in the operator, or use an exec credential plugin instead',
+    );
+  }
+  const { KubeConfig: ClientNodeKubeConfig } = clientNode;
   const kubeConfig = new ClientNodeKubeConfig();
   kubeConfig.loadFromString(
     JSON.stringify({
