@@ -7,7 +7,7 @@
  * here; a user with a legacy `auth-provider` (gcp, oidc, azure) or a SOCKS proxy is handed to client-node,
  * imported only then.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import type http from 'node:http';
 import type https from 'node:https';
 import os from 'node:os';
@@ -33,8 +33,8 @@ export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccoun
 /** How long a token file's token is reused before the file is read again (client-go's: a minute). */
 export const TOKEN_FILE_REFRESH_MS = 60_000;
 
-/** A token file larger than this holds no token. */
-const MAX_TOKEN_FILE_BYTES = 64 * 1024;
+/** A certificate bundle, key or token file larger than this is not one. */
+const MAX_CREDENTIAL_FILE_BYTES = 4 * 2 ** 20;
 
 export interface LoadKubeConfigOptions {
   /**
@@ -145,7 +145,11 @@ export class RestConfig implements ClusterAccess {
 
   unauthorized(used: ConnectionSettings): void {
     if (this.fallback) {
-      void this.fallbackAccess?.then((access) => access.unauthorized(used));
+      // A fallback that failed to load has failed the request already.
+      void this.fallbackAccess?.then(
+        (access) => access.unauthorized(used),
+        () => {},
+      );
       return;
     }
     const credentials = this.issued.get(used);
@@ -310,7 +314,7 @@ function dataOrFile(data: string | undefined, file: string | undefined, what: st
   if (data) return Buffer.from(data, 'base64').toString('utf8');
   if (!file) return undefined;
   try {
-    return readFileSync(file, 'utf8');
+    return readCredentialFile(file);
   } catch (err) {
     throw new KubeconfigError(
       `cannot read ${what} ${file}: ${(err as Error).message}`,
@@ -338,9 +342,22 @@ function parseProxyUrl(value: string, clusterName: string): URL {
   return url;
 }
 
+/**
+ * A certificate, key or token file's text. Refused past MAX_CREDENTIAL_FILE_BYTES, and when not a regular
+ * file: a path to /dev/zero or a FIFO is no credential, and must not hang or fill the process.
+ */
+function readCredentialFile(file: string): string {
+  const stats = statSync(file);
+  if (!stats.isFile()) throw new Error(`${file} is not a file`);
+  if (stats.size > MAX_CREDENTIAL_FILE_BYTES) {
+    throw new Error(`${file} is ${stats.size} bytes, over ${MAX_CREDENTIAL_FILE_BYTES}`);
+  }
+  return readFileSync(file, 'utf8');
+}
+
 function readOptional(file: string): string | undefined {
   try {
-    return readFileSync(file, 'utf8');
+    return readCredentialFile(file);
   } catch {
     return undefined;
   }
@@ -364,7 +381,7 @@ class TokenFile {
     if (Date.now() - this.readAt >= TOKEN_FILE_REFRESH_MS) {
       this.readAt = Date.now();
       const text = readOptional(this.file);
-      const token = text !== undefined && text.length <= MAX_TOKEN_FILE_BYTES ? text.trim() : '';
+      const token = text?.trim();
       if (token) this.token = token;
     }
     return this.token ?? this.fallbackToken;

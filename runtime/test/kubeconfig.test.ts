@@ -3,7 +3,15 @@
  * choice, the in-cluster service account, token files and exec plugins (a small node script). The same
  * loader against a real API server is in integration/kubeconfig.integration.test.ts.
  */
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -177,6 +185,44 @@ describe('paths in a kubeconfig', () => {
         `cannot read certificate-authority ${path.join(dir, 'nowhere/ca.crt').replace(/\//g, '\\/')}`,
       ),
     );
+  });
+});
+
+describe('credential files are bounded', () => {
+  const withCa = (ca: string) =>
+    write(
+      'bounded',
+      kubeconfig({
+        clusters: { c: { server: 'https://c', 'certificate-authority': ca } },
+        contexts: { a: { cluster: 'c' } },
+        current: 'a',
+      }),
+    );
+
+  it('refuses a certificate file over 4 MiB and a path that is not a regular file (a device, a FIFO)', () => {
+    const big = write('big.crt', '');
+    truncateSync(big, 5 * 2 ** 20);
+    expect(() => loadKubeConfig({ kubeconfig: withCa(big) })).toThrow(
+      /big\.crt is 5242880 bytes, over 4194304/,
+    );
+    expect(() => loadKubeConfig({ kubeconfig: withCa('/dev/null') })).toThrow(/\/dev\/null is not a file/);
+  });
+
+  it('ignores a token file that is too large, keeping the token it had', async () => {
+    const tokenFile = write('token', '');
+    truncateSync(tokenFile, 5 * 2 ** 20);
+    const config = loadKubeConfig({
+      kubeconfig: write(
+        'with-token-file',
+        kubeconfig({
+          clusters: { c: { server: 'https://c' } },
+          users: { u: { tokenFile, token: 'static' } },
+          contexts: { a: { cluster: 'c', user: 'u' } },
+          current: 'a',
+        }),
+      ),
+    });
+    expect((await config.connection()).headers.Authorization).toBe('Bearer static');
   });
 });
 
