@@ -490,9 +490,9 @@ export class HttpClient implements Client {
     if (this.agent?.key === key) return this.agent.agent;
     const previous = this.agent?.agent;
     // Idle connections close after 30 s, before the API server's own idle timeout (90 s) closes them.
-    const settingsOf = { keepAlive: true, timeout: 30_000, scheduling: 'lifo' as const };
+    const keepAlive = { keepAlive: true, timeout: 30_000, scheduling: 'lifo' as const };
     const agentOptions = {
-      ...settingsOf,
+      ...keepAlive,
       ...(protocol === 'http:'
         ? {}
         : Object.fromEntries(Object.entries(tls).filter(([, v]) => v !== undefined))),
