@@ -1,10 +1,12 @@
 /**
  * The runtime's own kubeconfig loader on a real API server: a manager connects and reconciles with client
  * certificates (kube-apiserver started with a client CA of the test's), with a token, with an exec credential plugin (run once while its credential is valid, again after it expires
- * or gets a 401), and with KUBECONFIG listing two files merged; none of it loads client-node.
+ * or gets a 401), with KUBECONFIG listing two files merged, and through an HTTP proxy; the secure metrics
+ * server reviews tokens on the same config.
  */
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -120,6 +122,38 @@ describe('a manager on the runtime’s own kubeconfig loader', () => {
 
   it('connects with a token', async () => {
     await reconcilesWith(loadKubeConfig({ kubeconfig: writeConfig('token', { token }) }));
+  });
+
+  it('serves secure metrics, its TokenReviews and SubjectAccessReviews going out on the loaded config', async () => {
+    const run = await runManager(env, () => {}, {
+      kubeConfig: loadKubeConfig({ kubeconfig: writeConfig('metrics', { token }) }),
+      metrics: { bindAddress: '127.0.0.1:0', secureServing: true },
+    });
+    const scrape = (bearer: string) =>
+      new Promise<number>((resolve, reject) => {
+        https
+          .get(
+            {
+              host: '127.0.0.1',
+              port: run.mgr.addresses.metrics!.port,
+              path: '/metrics',
+              rejectUnauthorized: false,
+              headers: { Authorization: `Bearer ${bearer}` },
+            },
+            (res) => {
+              res.resume();
+              res.on('end', () => resolve(res.statusCode ?? 0));
+            },
+          )
+          .on('error', reject);
+      });
+    try {
+      // The admin token is authenticated (TokenReview) and allowed (SubjectAccessReview, system:masters).
+      expect(await scrape(token)).toBe(200);
+      expect(await scrape('made-up')).toBe(401);
+    } finally {
+      await run.mgr.stop();
+    }
   });
 
   it('refuses a wrong token with a 401', async () => {
