@@ -1,8 +1,9 @@
 /**
  * The runtime's own kubeconfig loader on a real API server: a manager connects and reconciles with client
- * certificates (kube-apiserver started with a client CA of the test's), with a token, with an exec credential plugin (run once while its credential is valid, again after it expires
- * or gets a 401), with KUBECONFIG listing two files merged, and through an HTTP proxy; the secure metrics
- * server reviews tokens on the same config.
+ * certificates (kube-apiserver started with a client CA of the test's), with a token, with an exec
+ * credential plugin (run once while its credential is valid, again after it expires or gets a 401), with
+ * KUBECONFIG listing two files merged, and through an HTTP proxy; the secure metrics server reviews
+ * tokens on the same config.
  */
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
