@@ -22,6 +22,7 @@ import { FieldIndexes, type IndexFunction } from './internal/field-index.js';
 import { estimateTotalBytes } from './internal/object-size.js';
 import { fieldMatcher, labelMatcher } from './internal/selector.js';
 import { kindKey, objectKey, type ResourceKind } from './kinds.js';
+import type { ClusterAccess } from './kubeconfig.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 import { Reflector, type Watcher } from './reflector.js';
@@ -151,11 +152,11 @@ export interface InformerFactoryConfig {
  * (supervisedInformer), and resumes its watch from the last resourceVersion.
  */
 export function clientNodeInformerFactory(
-  kubeConfig: KubeConfig,
+  access: KubeConfig | ClusterAccess,
   logger: Logger,
   config: InformerFactoryConfig,
 ): InformerFactory {
-  const client = new HttpClient(kubeConfig, { timeoutMs: config.client.timeoutMs });
+  const client = new HttpClient(access, { timeoutMs: config.client.timeoutMs });
   return (kind, options) => {
     const namespace = kind.namespaced ? options.namespace : undefined;
     const transform = transformFor(kind, options);

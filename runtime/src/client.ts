@@ -8,7 +8,9 @@ import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ApiError, RequestTimeoutError } from './errors.js';
 import { checkPathSegments } from './internal/path-segment.js';
+import { proxyAgent } from './internal/proxy-agent.js';
 import type { ResourceKind } from './kinds.js';
+import { clusterAccessOf, type ClusterAccess, type ConnectionSettings } from './kubeconfig.js';
 import type { KubernetesObject } from './types.js';
 
 /**
@@ -200,18 +202,19 @@ const CONTENT_TYPES: Record<PatchType, string> = {
 };
 
 /**
- * A Client that talks to the API server of a KubeConfig's current context. Every request is bounded by
- * a timeout; connections are kept alive and reused (one agent per client, replaced when the kubeconfig's
- * certificates change), where client-node would open a new TCP and TLS connection per request.
+ * A Client that talks to the API server of a RestConfig (loadKubeConfig) or of a client-node KubeConfig's
+ * current context. Every request is bounded by a timeout; connections are kept alive and reused (one
+ * agent per client, replaced when the certificates change), where client-node would open a new TCP and
+ * TLS connection per request. A 401 tells the config, so that its token file is read again or its exec
+ * plugin runs again for the next request.
  */
 export class HttpClient implements Client {
   private readonly timeoutMs: number;
+  private readonly access: ClusterAccess;
   private agent: { key: string; agent: http.Agent } | undefined;
 
-  constructor(
-    private readonly kubeConfig: KubeConfig,
-    options: HttpClientOptions = {},
-  ) {
+  constructor(config: KubeConfig | ClusterAccess, options: HttpClientOptions = {}) {
+    this.access = clusterAccessOf(config);
     this.timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   }
 
@@ -385,7 +388,7 @@ export class HttpClient implements Client {
     done: (err: unknown) => void,
     watchOptions: { metadataOnly?: boolean } = {},
   ): Promise<{ abort(): void }> {
-    const { url, options } = await this.connection(
+    const { url, options, settings } = await this.connection(
       'GET',
       path,
       watchOptions.metadataOnly ? METADATA_ACCEPT.object : undefined,
@@ -416,6 +419,7 @@ export class HttpClient implements Client {
           res.on('data', (chunk: string) => {
             if (text.length < MAX_WATCH_EVENT_BYTES) text += chunk;
           });
+          if (status === 401) this.access.unauthorized(settings);
           res.on('end', () => finish(ApiError.fromResponse(status, text, what), false));
           res.on('error', (err) => finish(err, true));
           return;
@@ -468,21 +472,22 @@ export class HttpClient implements Client {
     });
   }
 
-  /** The URL of `path` and the request options: the kubeconfig's credentials, on the client's agent. */
+  /** The URL of `path` and the request options: the config's credentials, on the client's agent. */
   private async connection(
     method: string,
     path: string,
     accept = 'application/json',
-  ): Promise<{ url: URL; options: https.RequestOptions }> {
-    const cluster = this.kubeConfig.getCurrentCluster();
-    if (!cluster) throw new Error('the kubeconfig has no current cluster');
-    const url = requestUrl(cluster.server, path);
-    const options: https.RequestOptions = { method, headers: { Accept: accept } };
-    await this.kubeConfig.applyToHTTPSOptions(options);
-    // client-node made a new agent (so a new TCP and TLS connection) for this request; reuse ours,
-    // unless the cluster is reached through a proxy, whose agent client-node knows how to make.
-    if (!cluster.proxyUrl) options.agent = this.agentFor(url.protocol, options);
-    return { url, options };
+  ): Promise<{ url: URL; options: https.RequestOptions; settings: ConnectionSettings }> {
+    const settings = await this.access.connection();
+    const url = requestUrl(settings.server, path);
+    const options: https.RequestOptions = {
+      method,
+      headers: { Accept: accept, ...settings.headers },
+      ...settings.tls,
+      ...(settings.auth ? { auth: settings.auth } : {}),
+    };
+    options.agent = settings.agent ?? this.agentFor(url.protocol, settings);
+    return { url, options, settings };
   }
 
   private async request<T>(
@@ -492,7 +497,7 @@ export class HttpClient implements Client {
     call: RequestOptions = {},
     content: { body?: unknown; contentType?: string; accept?: string } = {},
   ): Promise<T> {
-    const { url, options } = await this.connection(method, path, content.accept);
+    const { url, options, settings } = await this.connection(method, path, content.accept);
     const payload = content.body === undefined ? undefined : JSON.stringify(content.body);
     if (payload !== undefined) {
       // Content-Length, not chunked: Node sends a DELETE body unframed, and the server would read none.
@@ -507,6 +512,7 @@ export class HttpClient implements Client {
       try {
         return (await sendRequest(url, options, payload, what, timeoutMs, call.signal)) as T;
       } catch (err) {
+        if (err instanceof ApiError && err.statusCode === 401) this.access.unauthorized(settings);
         if (!(err instanceof StaleConnectionError)) throw err;
         // A kept-alive connection the server closed while idle fails at once, the request unread: an
         // idempotent one is safe to send again (on the next pooled connection, or a new one).
@@ -515,29 +521,28 @@ export class HttpClient implements Client {
     }
   }
 
-  /** One keep-alive agent per TLS identity (certificates rotate: a new identity gets a new agent). */
-  private agentFor(protocol: string, options: https.RequestOptions): http.Agent {
-    const tls = {
-      ca: options.ca,
-      cert: options.cert,
-      key: options.key,
-      pfx: options.pfx,
-      passphrase: options.passphrase,
-      servername: options.servername,
-      rejectUnauthorized: options.rejectUnauthorized,
-    };
-    const key = `${protocol}${JSON.stringify(tls)}`;
+  /**
+   * One keep-alive agent per TLS identity and proxy (certificates rotate: a new identity gets a new
+   * agent); through a proxy, its connections are CONNECT tunnels.
+   */
+  private agentFor(protocol: string, settings: ConnectionSettings): http.Agent {
+    const { tls, proxyUrl } = settings;
+    const key = `${protocol}${proxyUrl ?? ''}${JSON.stringify(tls)}`;
     if (this.agent?.key === key) return this.agent.agent;
     const previous = this.agent?.agent;
     // Idle connections close after 30 s, before the API server's own idle timeout (90 s) closes them.
-    const settings = { keepAlive: true, timeout: 30_000, scheduling: 'lifo' as const };
-    const agent =
-      protocol === 'http:'
-        ? new http.Agent(settings)
-        : new https.Agent({
-            ...settings,
-            ...Object.fromEntries(Object.entries(tls).filter(([, value]) => value !== undefined)),
-          });
+    const keepAlive = { keepAlive: true, timeout: 30_000, scheduling: 'lifo' as const };
+    const agentOptions = {
+      ...keepAlive,
+      ...(protocol === 'http:'
+        ? {}
+        : Object.fromEntries(Object.entries(tls).filter(([, v]) => v !== undefined))),
+    };
+    const agent = proxyUrl
+      ? proxyAgent({ proxyUrl: new URL(proxyUrl), protocol, connectTimeoutMs: this.timeoutMs, agentOptions })
+      : protocol === 'http:'
+        ? new http.Agent(agentOptions)
+        : new https.Agent(agentOptions);
     this.agent = { key, agent };
     // Requests still running on the previous agent end within their timeout.
     if (previous) setTimeout(() => previous.destroy(), this.timeoutMs + 1_000).unref();

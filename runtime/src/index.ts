@@ -102,6 +102,17 @@ export {
 } from './events.js';
 export { Manager, parseBindAddress } from './manager.js';
 export {
+  KubeconfigError,
+  loadInClusterConfig,
+  loadKubeConfig,
+  RestConfig,
+  SERVICE_ACCOUNT_DIR,
+  TOKEN_FILE_REFRESH_MS,
+  type ClusterAccess,
+  type ConnectionSettings,
+  type LoadKubeConfigOptions,
+} from './kubeconfig.js';
+export {
   DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS,
   withDefaults,
   type ManagerConfig,

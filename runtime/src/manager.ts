@@ -5,7 +5,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
-import { KubeConfig } from '@kubernetes/client-node';
 import type { ControllerHost } from './builder.js';
 import { clientNodeInformerFactory, InformerCache, type Informer, type InformerChoice } from './cache.js';
 import { HttpClient, type Client, type Reader } from './client.js';
@@ -15,6 +14,7 @@ import { newEventRecorder, type EventRecorder } from './events.js';
 import { DelegatingClient } from './internal/delegating-client.js';
 import type { ResourceKind } from './kinds.js';
 import { inClusterNamespace, LeaderElector } from './leaderelection.js';
+import { clusterAccessOf, loadKubeConfig, type ClusterAccess } from './kubeconfig.js';
 import type { Logger } from './logger.js';
 import { Metrics, processRegistry } from './metrics.js';
 import { MetricsServer } from './metrics-server.js';
@@ -69,7 +69,8 @@ export class Manager implements ControllerHost {
   private readonly recorders = new Map<string, EventRecorder>();
   private probeServer: ProbeServer | undefined;
   private metricsServer: MetricsServer | undefined;
-  private readonly kubeConfig: KubeConfig | undefined;
+  /** The API server and credentials the manager's clients use; undefined with newClient and newInformer. */
+  private readonly access: ClusterAccess | undefined;
   /** The options this manager was created with, every default applied (withDefaults). */
   readonly config: ManagerConfig;
   private state: 'new' | 'starting' | 'running' | 'stopping' | 'stopped' = 'new';
@@ -99,20 +100,16 @@ export class Manager implements ControllerHost {
       logger: this.logger.child({ logger: 'webhook' }),
       metrics: this.metrics,
     });
-    let kubeConfig = config.kubeConfig;
     const needsKubeConfig = !config.newClient || !config.newInformer;
-    if (!kubeConfig && needsKubeConfig) {
-      kubeConfig = new KubeConfig();
-      kubeConfig.loadFromDefault();
-    }
-    this.kubeConfig = kubeConfig;
+    const kubeConfig = config.kubeConfig ?? (needsKubeConfig ? loadKubeConfig() : undefined);
+    this.access = kubeConfig && clusterAccessOf(kubeConfig);
     if (!config.newClient) {
-      this.ownClient = new HttpClient(kubeConfig as KubeConfig, { timeoutMs: config.client.timeoutMs });
+      this.ownClient = new HttpClient(this.access as ClusterAccess, { timeoutMs: config.client.timeoutMs });
     }
     this.apiClient = config.newClient ? config.newClient() : (this.ownClient as HttpClient);
     this.apiReader = this.apiClient;
     const factory =
-      config.newInformer ?? clientNodeInformerFactory(kubeConfig as KubeConfig, this.logger, config);
+      config.newInformer ?? clientNodeInformerFactory(this.access as ClusterAccess, this.logger, config);
     this.cache = new InformerCache(factory, {
       namespace: config.cache.namespace,
       byObject: config.cache.byObject,
@@ -303,7 +300,7 @@ export class Manager implements ControllerHost {
     const options = this.config.metrics;
     const address = options.bindAddress;
     if (address === '0' || address === '') return;
-    if (options.secureServing && !this.kubeConfig) {
+    if (options.secureServing && !this.access) {
       throw new Error('metrics.secureServing needs a kubeConfig: it reviews tokens with the API server');
     }
     const { host, port } = parseBindAddress(address);
@@ -311,7 +308,7 @@ export class Manager implements ControllerHost {
       options,
       async () => ({ contentType: this.metrics.contentType, body: await this.renderMetrics() }),
       this.logger.child({ logger: 'metrics' }),
-      this.kubeConfig as KubeConfig,
+      this.access,
     );
     this.addresses.metrics = await this.metricsServer.start(host, port);
   }

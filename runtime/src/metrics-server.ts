@@ -22,6 +22,7 @@ import { limitConnections } from './internal/connection-limit.js';
 import { tlsServerOptions, type TlsMinVersion } from './internal/tls-policy.js';
 import { TtlCache } from './internal/ttl-cache.js';
 import { resourceKind } from './kinds.js';
+import type { ClusterAccess } from './kubeconfig.js';
 import type { Logger } from './logger.js';
 import { CertWatcher } from './webhook/internal/certs.js';
 
@@ -144,7 +145,8 @@ export class MetricsServer {
   private certs: CertWatcher | undefined;
   /** With HTTP/2: its sessions, closed on stop. */
   private readonly sessions = new Set<http2.ServerHttp2Session>();
-  private readonly client: HttpClient;
+  /** Reviews tokens and access: made when serving securely. */
+  private readonly client: HttpClient | undefined;
   /** Keys the token hashes: a cache key tells nothing about a token without it. */
   private readonly hashKey = randomBytes(32);
   private readonly authenticated: TtlCache<UserInfo>;
@@ -158,7 +160,7 @@ export class MetricsServer {
     private readonly options: MetricsServerOptions,
     private readonly render: RenderMetrics,
     private readonly logger: Logger,
-    kubeConfig: KubeConfig,
+    access: KubeConfig | ClusterAccess | undefined,
   ) {
     const max = options.maxCachedReviews ?? 1024;
     // Separate caches for the two outcomes: made-up tokens fill the failures' cache only, never pushing a
@@ -167,7 +169,10 @@ export class MetricsServer {
     this.unauthenticated = new TtlCache(options.authenticationFailureCacheTtlMs ?? 10_000, max);
     this.allowed = new TtlCache(options.authorizationAllowCacheTtlMs ?? 300_000, max);
     this.denied = new TtlCache(options.authorizationDenyCacheTtlMs ?? 30_000, max);
-    this.client = new HttpClient(kubeConfig, { timeoutMs: options.reviewTimeoutMs ?? 10_000 });
+    this.client =
+      options.secureServing && access
+        ? new HttpClient(access, { timeoutMs: options.reviewTimeoutMs ?? 10_000 })
+        : undefined;
   }
 
   /** Listens; resolves with the address once listening. */
@@ -222,7 +227,7 @@ export class MetricsServer {
 
   async stop(): Promise<void> {
     this.certs?.stop();
-    this.client.close();
+    this.client?.close();
     const server = this.server;
     if (!server) return;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -313,9 +318,11 @@ export class MetricsServer {
     cachedUser: UserInfo | undefined,
     signal: AbortSignal,
   ): Promise<Verdict> {
+    const client = this.client;
+    if (!client) throw new Error('secure serving needs a kubeConfig to review tokens with');
     let user = cachedUser;
     if (!user) {
-      const review = await this.client.create(
+      const review = await client.create(
         TokenReview,
         { apiVersion: TokenReview.apiVersion, kind: TokenReview.kind, spec: { token } } as TokenReviewObject,
         { signal },
@@ -330,7 +337,7 @@ export class MetricsServer {
     const userKey = hashOf(user);
     if (this.allowed.get(userKey)) return 200;
     if (this.denied.get(userKey)) return 403;
-    const access = await this.client.create(
+    const access = await client.create(
       SubjectAccessReview,
       {
         apiVersion: SubjectAccessReview.apiVersion,

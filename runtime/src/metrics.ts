@@ -11,15 +11,21 @@
  * ...) are the process's, not a manager's: they live once per process, in `processRegistry()`, and every
  * manager's /metrics adds them.
  */
-import {
-  collectDefaultMetrics,
-  Counter,
-  Gauge,
-  Histogram,
-  Registry,
-  type LabelValues,
-  type Metric,
-} from 'prom-client';
+import { createRequire } from 'node:module';
+import type * as PromClient from 'prom-client';
+import type { Counter, Gauge, Histogram, LabelValues, Metric, Registry } from 'prom-client';
+
+let promClientModule: typeof PromClient | undefined;
+
+/**
+ * prom-client, required when the first registry is made (a manager's), not when the runtime is imported:
+ * its import takes a few hundred milliseconds. It is CommonJS, so a user's `import { Counter } from
+ * 'prom-client'` gets these same classes.
+ */
+function promClient(): typeof PromClient {
+  promClientModule ??= createRequire(import.meta.url)('prom-client') as typeof PromClient;
+  return promClientModule;
+}
 
 type Labels = Record<string, string>;
 
@@ -64,17 +70,17 @@ export class Metrics {
   /** The prom-client registry /metrics serves: register your own metrics on it. */
   readonly registry: Registry;
 
-  constructor(registry: Registry = new Registry()) {
-    this.registry = registry;
+  constructor(registry?: Registry) {
+    this.registry = registry ?? new (promClient().Registry)();
   }
 
   /** The counter `name`, created on first use with these label names. */
   counter(name: string, help: string, labelNames: readonly string[] = []): Counter<string> {
     return this.metric(
       name,
-      Counter,
+      promClient().Counter,
       () =>
-        new Counter({
+        new (promClient().Counter)({
           name,
           help,
           labelNames,
@@ -88,9 +94,9 @@ export class Metrics {
   gauge(name: string, help: string, labelNames: readonly string[] = []): Gauge<string> {
     return this.metric(
       name,
-      Gauge,
+      promClient().Gauge,
       () =>
-        new Gauge({
+        new (promClient().Gauge)({
           name,
           help,
           labelNames,
@@ -109,9 +115,9 @@ export class Metrics {
   ): Histogram<string> {
     return this.metric(
       name,
-      Histogram,
+      promClient().Histogram,
       () =>
-        new Histogram({
+        new (promClient().Histogram)({
           name,
           help,
           labelNames,
@@ -219,9 +225,9 @@ export class Metrics {
   ): void {
     this.metric(
       name,
-      Gauge,
+      promClient().Gauge,
       () =>
-        new Gauge({
+        new (promClient().Gauge)({
           name,
           help,
           labelNames,
@@ -288,7 +294,8 @@ export class Metrics {
       labels: LabelValues<string>;
       metricName?: string;
     }[];
-    if (!(metric instanceof Histogram)) return values.find((v) => sameLabels(v.labels, labels))?.value;
+    if (!(metric instanceof promClient().Histogram))
+      return values.find((v) => sameLabels(v.labels, labels))?.value;
     const { le, ...rest } = labels;
     const wanted =
       le === undefined || le === '+Inf'
@@ -356,7 +363,8 @@ let processMetrics: Registry | undefined;
 /** prom-client's process and Node.js metrics, collected once per process (on first use). */
 export function processRegistry(): Registry {
   if (!processMetrics) {
-    processMetrics = new Registry();
+    const { Registry: ProcessRegistry, collectDefaultMetrics } = promClient();
+    processMetrics = new ProcessRegistry();
     collectDefaultMetrics({ register: processMetrics });
   }
   return processMetrics;

@@ -10,14 +10,19 @@ import { DEFAULT_REQUEST_TIMEOUT_MS, type Client, type ClientOptions } from './c
 import { realClock, type Clock } from './clock.js';
 import type { ControllerDefaults } from './controller.js';
 import type { ResourceKind } from './kinds.js';
+import type { RestConfig } from './kubeconfig.js';
 import type { LeaderElectionOptions } from './leaderelection.js';
 import { createLogger, type Logger } from './logger.js';
 import type { MetricsOptions } from './metrics-server.js';
 import type { WebhookServerOptions } from './webhook/index.js';
 
 export interface ManagerOptions {
-  /** The API server and the credentials. Default: KUBECONFIG, ~/.kube/config, or the in-cluster service account. */
-  kubeConfig?: KubeConfig;
+  /**
+   * The API server and the credentials: a RestConfig (`loadKubeConfig({ context })`) or a client-node
+   * KubeConfig (envtest's). Default: `loadKubeConfig()`: the files of KUBECONFIG, else the in-cluster
+   * service account, else ~/.kube/config.
+   */
+  kubeConfig?: RestConfig | KubeConfig;
   /** The informer cache controllers and `mgr.client` read: what it holds, how it lists. Default: CacheOptions's. */
   cache?: CacheOptions;
   /** Requests to the API server: their timeout, and kinds read without the cache. Default: ClientOptions's. */
@@ -58,7 +63,7 @@ export interface ManagerOptions {
 
 /** ManagerOptions with every default applied: what `withDefaults` returns and the manager runs on. */
 export interface ManagerConfig {
-  kubeConfig: KubeConfig | undefined;
+  kubeConfig: RestConfig | KubeConfig | undefined;
   cache: {
     namespace: string | undefined;
     byObject: readonly KindSelector[];

@@ -80,14 +80,63 @@ export function makeServingCertificates(
   };
 }
 
+/**
+ * A CA and a client certificate it signed for `user` in `groups` (the subject's common name and
+ * organizations), as kube-apiserver's `--client-ca-file` authenticates a user: for tests of client
+ * certificate authentication.
+ */
+export function makeClientCertificates(
+  user: string,
+  groups: readonly string[] = [],
+  { validDays = 1, now = new Date() }: { validDays?: number; now?: Date } = {},
+): ServingCertificates {
+  const notBefore = new Date(now.getTime() - 3_600_000);
+  const notAfter = new Date(now.getTime() + validDays * 86_400_000);
+  const ca = ecKeyPair();
+  const caName = name(`${user}-client-ca`);
+  const caCert = certificate({
+    subject: caName,
+    issuer: caName,
+    publicKey: ca.publicKey,
+    signer: ca.privateKey,
+    notBefore,
+    notAfter,
+    extensions: [
+      extension(OID.basicConstraints, true, sequence(boolean(true))),
+      extension(OID.keyUsage, true, keyUsage(KEY_CERT_SIGN | DIGITAL_SIGNATURE)),
+    ],
+  });
+  const leaf = ecKeyPair();
+  const cert = certificate({
+    subject: name(user, groups),
+    issuer: caName,
+    publicKey: leaf.publicKey,
+    signer: ca.privateKey,
+    notBefore,
+    notAfter,
+    extensions: [
+      extension(OID.basicConstraints, true, sequence()),
+      extension(OID.keyUsage, true, keyUsage(DIGITAL_SIGNATURE)),
+      extension(OID.extKeyUsage, false, sequence(objectId(OID.clientAuth))),
+    ],
+  });
+  return {
+    caCert: pem('CERTIFICATE', caCert),
+    cert: pem('CERTIFICATE', cert),
+    key: leaf.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+  };
+}
+
 const OID = {
   commonName: '2.5.4.3',
+  organization: '2.5.4.10',
   ecdsaWithSha256: '1.2.840.10045.4.3.2',
   basicConstraints: '2.5.29.19',
   keyUsage: '2.5.29.15',
   extKeyUsage: '2.5.29.37',
   subjectAltName: '2.5.29.17',
   serverAuth: '1.3.6.1.5.5.7.3.1',
+  clientAuth: '1.3.6.1.5.5.7.3.2',
 };
 
 // KeyUsage bits, numbered from the most significant bit of the first byte (RFC 5280 4.2.1.3).
@@ -127,8 +176,14 @@ function ecKeyPair(): { publicKey: KeyObject; privateKey: KeyObject } {
   return generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
 }
 
-function name(commonName: string): Buffer {
-  return sequence(set(sequence(objectId(OID.commonName), tlv(0x0c, Buffer.from(commonName, 'utf8')))));
+/** A distinguished name: its organizations (a client certificate's groups), then its common name. */
+function name(commonName: string, organizations: readonly string[] = []): Buffer {
+  const attribute = (oid: string, value: string) =>
+    set(sequence(objectId(oid), tlv(0x0c, Buffer.from(value, 'utf8'))));
+  return sequence(
+    ...organizations.map((organization) => attribute(OID.organization, organization)),
+    attribute(OID.commonName, commonName),
+  );
 }
 
 function extension(id: string, critical: boolean, value: Buffer): Buffer {

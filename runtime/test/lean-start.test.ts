@@ -1,0 +1,85 @@
+/**
+ * The runtime starts without @kubernetes/client-node, whose import alone costs about two seconds and
+ * 70 MiB: a child process imports the built runtime (runtime/dist, what `npm run build` makes), loads a
+ * kubeconfig and makes a manager, under a module resolve hook that fails any import resolving into
+ * client-node. Types from client-node are fine: they are gone from the built JavaScript.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const runtimeDist = fileURLToPath(new URL('../dist/index.js', import.meta.url));
+
+/** A resolve hook that refuses client-node, naming who imported it. */
+const HOOK = `
+export async function resolve(specifier, context, next) {
+  const resolved = await next(specifier, context);
+  if (resolved.url.includes('/@kubernetes/client-node/')) {
+    throw new Error('client-node loaded: ' + specifier + ' imported by ' + context.parentURL);
+  }
+  return resolved;
+}`;
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'lean-start-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function runChild(body: string): string {
+  const script = `
+import { register } from 'node:module';
+register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(HOOK)}));
+const runtime = await import(${JSON.stringify(pathToFileURL(runtimeDist).href)});
+${body}
+console.log('ok');
+`;
+  return execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    timeout: 30_000,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, KUBECONFIG: '', HOME: dir },
+  });
+}
+
+describe('a lean start', () => {
+  it('importing the runtime, loading a kubeconfig and making a manager load no client-node module', () => {
+    expect(existsSync(runtimeDist), 'runtime/dist is missing: run `npm run build`').toBe(true);
+    const kubeconfig = path.join(dir, 'config');
+    writeFileSync(
+      kubeconfig,
+      [
+        'clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]',
+        'users: [{name: u, user: {token: t}}]',
+        'contexts: [{name: a, context: {cluster: c, user: u}}]',
+        'current-context: a',
+      ].join('\n'),
+    );
+    const out = runChild(`
+const config = runtime.loadKubeConfig({ kubeconfig: ${JSON.stringify(kubeconfig)} });
+const settings = await config.connection();
+if (settings.headers.Authorization !== 'Bearer t') throw new Error('no token');
+new runtime.Manager({ kubeConfig: config, metrics: { bindAddress: '0' }, healthProbeBindAddress: '0', handleSignals: false });
+`);
+    expect(out.trim()).toBe('ok');
+  });
+
+  it('the hook would see client-node: a legacy auth-provider loads it, and only then', () => {
+    const kubeconfig = path.join(dir, 'legacy');
+    writeFileSync(
+      kubeconfig,
+      JSON.stringify({
+        clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:1' } }],
+        users: [{ name: 'u', user: { 'auth-provider': { name: 'oidc', config: { 'id-token': 'x' } } } }],
+        contexts: [{ name: 'a', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'a',
+      }),
+    );
+    const child = `const config = runtime.loadKubeConfig({ kubeconfig: ${JSON.stringify(kubeconfig)} });`;
+    expect(runChild(child).trim()).toBe('ok');
+    expect(() => runChild(`${child}\nawait config.connection();`)).toThrow(/client-node loaded/);
+  });
+});
