@@ -233,9 +233,9 @@ function startTargets() {
 
 const lines = [
   `Node ${process.version}, ${os.cpus().length} CPUs, kube-apiserver from envtest on loopback; median of ${rounds} runs each.`,
-  `controller-runtime ${controllerRuntimeVersion()} (${goVersion}): the same manager and reconciler in Go`,
-  '(test/bench/controller-runtime/main.go, a typed Widget, its cache dropping managedFields as the runtime does);',
-  'its heap per object is the Go heap (runtime.MemStats.HeapAlloc).',
+  `controller-runtime ${controllerRuntimeVersion()} (${goVersion}): the same manager and reconciler in Go, with its`,
+  'defaults (test/bench/controller-runtime/main.go, a typed Widget, its cache dropping managedFields as the',
+  "runtime's does); its heap per object is the Go heap (runtime.MemStats.HeapAlloc).",
   '',
   `Lean starts, from the spawn to the process's first line, with no Widget yet; median of ${startRounds} each:`,
   '',
