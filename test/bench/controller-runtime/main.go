@@ -6,7 +6,8 @@
 //
 // Usage: controller-runtime-bench <kubeconfig> <count>. Prints the JSON line of measurement.mjs's
 // writeMeasurement (same keys, same units). With a count of 0 it prints "synced" once its cache has synced,
-// then {"rssMiB": ...} after a GC, and exits: the lean-start row of runtime.mjs.
+// then {"rssMiB": ..., "cpuMs": ...} (its RSS after a GC, its CPU time until "synced"), and exits: the
+// lean-start row of runtime.mjs.
 package main
 
 import (
@@ -202,9 +203,10 @@ func main() {
 	}
 	synced := time.Now()
 	if count == 0 {
+		cpu := cpuMicros()
 		fmt.Println("synced")
 		rss, _ := memory()
-		out, _ := json.Marshal(map[string]float64{"rssMiB": float64(rss) / mib})
+		out, _ := json.Marshal(map[string]float64{"rssMiB": float64(rss) / mib, "cpuMs": cpu / 1000})
 		fmt.Println(string(out))
 		os.Exit(0)
 	}
