@@ -7,8 +7,8 @@
  * reading its lists in pages instead of streaming them (runtime-pages: what the default streamed list
  * changes). First, with no object yet, the lean-start rows (lean-start.mjs): a bare Node start, the import
  * of @kubesmith/runtime and of @kubernetes/client-node, and a manager's process start to synced caches at
- * N=0, the runtime's (start-child.mjs) and controller-runtime's, each wall time and RSS the median of
- * `--start-rounds` spawns. Then for 1,000 and 10,000 custom resources of ~1.3 KB as the API server returns
+ * N=0, the runtime's (start-child.mjs) and controller-runtime's, each wall time, CPU time and RSS the
+ * median of `--start-rounds` spawns. Then for 1,000 and 10,000 custom resources of ~1.3 KB as the API server returns
  * them: the time for the cache to sync, the time until a reconciler that reads each object has seen every
  * one, the drain rate, memory per cached object, and the time of a cached read; the API server's own time
  * to send the list each way (server-floor.mjs); then the runtime's targets against the floor, with
