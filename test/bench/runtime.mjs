@@ -8,10 +8,10 @@
  * changes). First, with no object yet, the lean-start rows (lean-start.mjs): a bare Node start, the import
  * of @kubesmith/runtime and of @kubernetes/client-node, and a manager's process start to synced caches at
  * N=0, the runtime's (start-child.mjs) and controller-runtime's, each wall time, CPU time and RSS the
- * median of `--start-rounds` spawns. Then for 1,000 and 10,000 custom resources of ~1.3 KB as the API server returns
- * them: the time for the cache to sync, the time until a reconciler that reads each object has seen every
- * one, the drain rate, memory per cached object, and the time of a cached read; the API server's own time
- * to send the list each way (server-floor.mjs); then the runtime's targets against the floor, with
+ * median of `--start-rounds` spawns. Then for 1,000 and 10,000 custom resources of ~1.3 KB as the API
+ * server returns them: the time for the cache to sync, the time until a reconciler that reads each object
+ * has seen every one, the drain rate, memory per cached object, and the time of a cached read; the API
+ * server's own time to send the list each way (server-floor.mjs); then the runtime's targets against the floor, with
  * controller-runtime's figures beside them, and the work queue's own cost per item. Each contender runs
  * `--rounds` times (default 3), interleaved, each in a fresh process; the table gives medians.
  * Options: --sizes 1000,10000 --rounds 3 --start-rounds 5.
