@@ -1,14 +1,20 @@
 /**
  * `npm run bench:runtime`: the runtime against a real kube-apiserver (envtest), side by side with the
- * framework-less floor (floor-child.mjs: a plain client-node informer and a de-duplicating queue), in the
- * same run, and beside the floor whose reads are deep copies (floor+copy: what a cache read's copy costs
- * without a framework) and the runtime reading its lists in pages instead of streaming them
- * (runtime-pages: what the default streamed list changes). For 1,000 and 10,000 custom resources of ~1.3 KB as the API server returns them: the time for
- * the cache to sync, the time until a reconciler that reads each object has seen every one, the drain rate,
- * memory per cached object, and the time of a cached read; the API server's own time to send the list
- * each way (server-floor.mjs); then the runtime's targets against the floor, and the work queue's own cost
- * per item. Each contender runs `--rounds` times (default 3), interleaved, each
- * in a fresh process; the table gives medians. Options: --sizes 1000,10000 --rounds 3.
+ * framework-less floor (floor-child.mjs: a plain client-node informer and a de-duplicating queue) and with
+ * controller-runtime (controller-runtime/main.go: the same reconciler in Go, built from the Go module proxy
+ * into ~/.cache/kubesmith/bench by controller-runtime.mjs), in the same run, and beside the floor whose
+ * reads are deep copies (floor+copy: what a cache read's copy costs without a framework) and the runtime
+ * reading its lists in pages instead of streaming them (runtime-pages: what the default streamed list
+ * changes). First, with no object yet, the lean-start rows (lean-start.mjs): a bare Node start, the import
+ * of @kubesmith/runtime and of @kubernetes/client-node, and a manager's process start to synced caches at
+ * N=0, the runtime's (start-child.mjs) and controller-runtime's, each wall time, CPU time and RSS the
+ * median of `--start-rounds` spawns. Then for 1,000 and 10,000 custom resources of ~1.3 KB as the API
+ * server returns them: the time for the cache to sync, the time until a reconciler that reads each object
+ * has seen every one, the drain rate, memory per cached object, and the time of a cached read; the API
+ * server's own time to send the list each way (server-floor.mjs); then the runtime's targets against the floor, with
+ * controller-runtime's figures beside them, and the work queue's own cost per item. Each contender runs
+ * `--rounds` times (default 3), interleaved, each in a fresh process; the table gives medians.
+ * Options: --sizes 1000,10000 --rounds 3 --start-rounds 5.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -19,25 +25,43 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { groupVersion, HttpClient, resourcePath, WorkQueue } from '@kubesmith/runtime';
 import { startEnvtest } from '@kubesmith/runtime/envtest';
+import { controllerRuntimeVersion, ensureControllerRuntimeBench } from './controller-runtime.mjs';
+import { leanStartTimes } from './lean-start.mjs';
 import { serverListTimes } from './server-floor.mjs';
 
 const { values } = parseArgs({
-  options: { sizes: { type: 'string', default: '1000,10000' }, rounds: { type: 'string', default: '3' } },
+  options: {
+    sizes: { type: 'string', default: '1000,10000' },
+    rounds: { type: 'string', default: '3' },
+    'start-rounds': { type: 'string', default: '5' },
+  },
 });
 const sizes = values.sizes.split(',').map(Number);
 const rounds = Number(values.rounds);
+const startRounds = Number(values['start-rounds']);
+// Built first: the first build downloads and compiles controller-runtime (minutes on 2 CPUs).
+const controllerRuntime = ensureControllerRuntimeBench();
+const goVersion = spawnSync('go', ['env', 'GOVERSION'], { encoding: 'utf8' }).stdout?.trim() || 'Go';
+/** Each contender's command line, given the kubeconfig's path and the number of objects. */
+const nodeChild =
+  (script, ...mode) =>
+  (kubeconfigPath, size) => [
+    process.execPath,
+    ['--expose-gc', fileURLToPath(new URL(script, import.meta.url)), kubeconfigPath, String(size), ...mode],
+  ];
 const children = {
-  runtime: [fileURLToPath(new URL('./runtime-child.mjs', import.meta.url))],
-  'runtime-pages': [fileURLToPath(new URL('./runtime-child.mjs', import.meta.url)), 'pages'],
-  floor: [fileURLToPath(new URL('./floor-child.mjs', import.meta.url))],
-  'floor+copy': [fileURLToPath(new URL('./floor-child.mjs', import.meta.url)), 'copy'],
+  runtime: nodeChild('./runtime-child.mjs'),
+  'runtime-pages': nodeChild('./runtime-child.mjs', 'pages'),
+  floor: nodeChild('./floor-child.mjs'),
+  'floor+copy': nodeChild('./floor-child.mjs', 'copy'),
+  'controller-runtime': (kubeconfigPath, size) => [controllerRuntime, [kubeconfigPath, String(size)]],
 };
 const contenders = Object.keys(children);
 
 /** One measurement by a child process of its own (its memory figures are its own). */
 function measure(contender, kubeconfigPath, size) {
-  const [child, ...mode] = children[contender];
-  const result = spawnSync(process.execPath, ['--expose-gc', child, kubeconfigPath, String(size), ...mode], {
+  const [program, args] = children[contender](kubeconfigPath, size);
+  const result = spawnSync(program, args, {
     encoding: 'utf8',
     timeout: 300_000,
   });
@@ -99,9 +123,13 @@ const env = await startEnvtest({ crds: [CRD] });
 const rows = [];
 /** The API server's own time for each way of listing, per size (server-floor.mjs). */
 const serverRows = [];
+/** The lean-start rows (lean-start.mjs), measured before any Widget exists. */
+let startRows;
 try {
   const kubeconfigPath = path.join(dir, 'kubeconfig');
   await writeFile(kubeconfigPath, env.kubeConfig.exportConfig());
+  startRows = await leanStartTimes({ kubeconfigPath, controllerRuntime, rounds: startRounds });
+  process.stderr.write('measured the lean starts\n');
   const client = new HttpClient(env.kubeConfig);
   let created = 0;
   for (const size of sizes) {
@@ -136,46 +164,92 @@ const perItem = await queueCost(1_000_000);
 const perObjectKiB = (r) => ((r.heapLoadedMiB - r.heapIdleMiB) * 1024) / r.count;
 const drainPerSec = (r) => r.count / (r.drainMs / 1000);
 
-/** The runtime's targets, at the largest size, against the floor measured in this run. */
+const check = (ok, what, got) => `- ${ok ? 'met' : 'NOT met'}: ${what} (${got})`;
+const seconds = (ms) => `${(ms / 1000).toFixed(2)} s`;
+const mebibytes = (mib) => `${mib.toFixed(1)} MiB`;
+
+/**
+ * The runtime's targets, at the largest size, against the floor measured in this run, with the figures of
+ * the runtime, the floor and controller-runtime beside each.
+ */
 function targets() {
   const size = Math.max(...sizes);
-  const runtime = rows.find((r) => r.contender === 'runtime' && r.count === size);
-  const floor = rows.find((r) => r.contender === 'floor' && r.count === size);
-  const copying = rows.find((r) => r.contender === 'floor+copy' && r.count === size);
-  const check = (ok, what, got) => `- ${ok ? 'met' : 'NOT met'}: ${what} (${got})`;
+  const at = (contender) => rows.find((r) => r.contender === contender && r.count === size);
+  const [runtime, floor, copying, go] = ['runtime', 'floor', 'floor+copy', 'controller-runtime'].map(at);
+  const beside = (figure) =>
+    `runtime ${figure(runtime)}, floor ${figure(floor)}, controller-runtime ${figure(go)}`;
   return [
     `Targets at ${size} objects, the runtime against the floor of this run:`,
     check(
       runtime.reconcileAllMs <= 1.1 * floor.reconcileAllMs,
       'start to all reconciled within 1.1x of the floor',
-      `${(runtime.reconcileAllMs / floor.reconcileAllMs).toFixed(2)}x`,
+      `${(runtime.reconcileAllMs / floor.reconcileAllMs).toFixed(2)}x; ${beside((r) => seconds(r.reconcileAllMs))}`,
     ),
     check(
       drainPerSec(runtime) >= 150_000,
       'drain at least 150k reconciles/s',
-      `${Math.round(drainPerSec(runtime))}/s`,
+      beside((r) => `${Math.round(drainPerSec(r))}/s`),
     ),
     check(
       runtime.rssIdleMiB - floor.rssIdleMiB <= 5,
       'idle RSS within 5 MiB of the floor',
-      `${(runtime.rssIdleMiB - floor.rssIdleMiB).toFixed(1)} MiB more`,
+      `${(runtime.rssIdleMiB - floor.rssIdleMiB).toFixed(1)} MiB more; ${beside((r) => mebibytes(r.rssIdleMiB))}`,
     ),
     check(
       perObjectKiB(runtime) - perObjectKiB(floor) <= 0.3,
       'heap per cached object within 0.3 KiB of the floor',
-      `${(perObjectKiB(runtime) - perObjectKiB(floor)).toFixed(2)} KiB more`,
+      `${(perObjectKiB(runtime) - perObjectKiB(floor)).toFixed(2)} KiB more; ` +
+        beside((r) => `${perObjectKiB(r).toFixed(2)} KiB`),
     ),
     `The floor reading deep copies drains ${Math.round(drainPerSec(copying))}/s: the runtime drains ` +
       `${((100 * drainPerSec(runtime)) / drainPerSec(copying)).toFixed(0)}% of that.`,
   ];
 }
 
+/** The lean-start targets (issue 24): a bare Node start is the yardstick, measured in the same run. */
+function startTargets() {
+  const [bare, runtimeImport, clientNodeImport, manager, go] = startRows;
+  return [
+    `Lean-start targets, against a bare Node start of this run (${seconds(bare.ms)}, ${mebibytes(bare.rssMiB)}):`,
+    check(
+      runtimeImport.ms - bare.ms <= 60,
+      "import('@kubesmith/runtime') within 60 ms of a bare Node start",
+      `+${Math.round(runtimeImport.ms - bare.ms)} ms; client-node's import +${Math.round(clientNodeImport.ms - bare.ms)} ms`,
+    ),
+    check(
+      manager.ms <= 1.5 * bare.ms,
+      'manager process start to caches synced at N=0 within 1.5x of a bare Node start',
+      `${(manager.ms / bare.ms).toFixed(2)}x, ${seconds(manager.ms)}; controller-runtime ` +
+        `${(go.ms / bare.ms).toFixed(2)}x, ${seconds(go.ms)}`,
+    ),
+    check(
+      manager.rssMiB <= 60,
+      'idle RSS (the manager synced at N=0, after a GC) at most 60 MiB',
+      `${mebibytes(manager.rssMiB)}; client-node's import ${mebibytes(clientNodeImport.rssMiB)}, ` +
+        `controller-runtime ${mebibytes(go.rssMiB)}`,
+    ),
+  ];
+}
+
 const lines = [
   `Node ${process.version}, ${os.cpus().length} CPUs, kube-apiserver from envtest on loopback; median of ${rounds} runs each.`,
+  `controller-runtime ${controllerRuntimeVersion()} (${goVersion}): the same manager and reconciler in Go, with its`,
+  'defaults (test/bench/controller-runtime/main.go, a typed Widget, its cache dropping managedFields as the',
+  "runtime's does); its heap per object is the Go heap (runtime.MemStats.HeapAlloc).",
+  '',
+  `Lean starts, from the spawn to the process's first line, with no Widget yet; median of ${startRounds} each:`,
+  '',
+  '| start | wall | CPU (user + system) | RSS there (after a GC) |',
+  '| --- | ---: | ---: | ---: |',
+  ...startRows.map(
+    (r) => `| ${r.start} | ${seconds(r.ms)} | ${seconds(r.cpuMs)} | ${Math.round(r.rssMiB)} MiB |`,
+  ),
+  '',
   'runtime: a Manager as generated projects run it (metrics and probes served, logger at info, rate-limited',
   'queue), its reconciler reading each object through mgr.client.get, 4 workers; its list streamed.',
   'runtime-pages: the same, its list read in pages of 500 (streamingList: false). floor: a plain client-node',
   'informer, a de-duplicating queue, 4 workers reading from the informer store (test/bench/floor-child.mjs).',
+  "controller-runtime: the runtime's manager and reconciler in Go (mgr.GetClient().Get, 4 workers).",
   "floor+copy: the floor, each read a deep copy awaited as a promise (a cache read's semantics, no framework).",
   '',
   '| objects | contender | cache synced | all reconciled once | reconcile throughput | CPU per reconcile | GC in the drain | RSS idle -> loaded | heap per object | RSS per object | cached get |',
@@ -202,6 +276,8 @@ const lines = [
   ),
   '',
   ...targets(),
+  '',
+  ...startTargets(),
   '',
   `Work queue alone: ${perItem.toFixed(0)} ns per item (add, get, done; 1,000,000 distinct keys).`,
 ];
