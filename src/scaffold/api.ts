@@ -37,13 +37,6 @@ export interface CreateApiOptions extends ResourceFlags {
   deployImage?: DeployImageOptions;
 }
 
-/** Files written once per group-version or per project and shared by later APIs: never conflicts. */
-const SHARED_FILES = [
-  /\/group-version\.ts$/,
-  /^config\/crd\/kustomization\.yaml$/,
-  /^config\/samples\/kustomization\.yaml$/,
-];
-
 export async function planCreateApi(project: LoadedProject, options: CreateApiOptions): Promise<Plan> {
   const { config } = project;
   if (!options.resource && !options.controller) {
@@ -91,8 +84,6 @@ export async function planCreateApi(project: LoadedProject, options: CreateApiOp
   const tree = new Tree(project.root, options.force);
   const boilerplate = (await tree.read(BOILERPLATE_FILE)) ?? '';
   const context = apiContext(config, resource, boilerplate);
-  const ifExists = (file: string) =>
-    SHARED_FILES.some((pattern) => pattern.test(file)) ? 'skip' : 'conflict';
 
   // --image: its own types, sample, controller and tests replace those of the plain scaffold.
   const deployImage = options.deployImage
@@ -102,21 +93,15 @@ export async function planCreateApi(project: LoadedProject, options: CreateApiOp
   if (deployImage) {
     for (const file of await renderFolder('api/deploy-image', deployImage)) {
       replaced.add(file.path);
-      await tree.create(file.path, file.content, ifExists(file.path));
+      await tree.create(file.path, file.content, file.ifExists);
     }
   }
   if (options.resource) {
-    await addFolder(tree, 'api/resource', context, ifExists, replaced);
+    await addFolder(tree, 'api/resource', context, replaced);
     await insertResourceEntries(tree, context);
   }
   if (options.controller) {
-    await addFolder(
-      tree,
-      resource.builtin ? 'api/builtin-controller' : 'api/controller',
-      context,
-      ifExists,
-      replaced,
-    );
+    await addFolder(tree, resource.builtin ? 'api/builtin-controller' : 'api/controller', context, replaced);
     await addAtMarker(
       tree,
       MAIN_FILE,

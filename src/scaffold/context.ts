@@ -8,9 +8,8 @@ import type { DeployImageOptions, ServiceType } from '../project/deploy-image.js
 import { crdDefaultPlural } from '../project/plural.js';
 import { clientNodeTypeName, type Resource } from '../project/resource.js';
 import { kubesmithVersion } from '../version.js';
-import { importPath, kindLayout, MAIN_FILE, rootFrom } from '../project/layout.js';
 import { blockComment, tsStringArray } from './escape.js';
-import { LOCAL_PACKAGES_DIR } from './packages.js';
+import { importPath, kindLayout, LOCAL_PACKAGES_DIR, MAIN_FILE, rootFrom } from '../project/layout.js';
 
 export type License = 'apache2' | 'none';
 

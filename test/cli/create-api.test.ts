@@ -202,6 +202,27 @@ describe('kubesmith create api', () => {
     expect((parse(await read(dir, 'PROJECT')) as { resources: unknown[] }).resources).toHaveLength(2);
   });
 
+  it("a second kind of the group-version keeps the user's edits of the files they share", async () => {
+    await run(dir, ...guestbook);
+    const groupVersion = path.join(dir, 'src/api/webapp/v1/group-version.ts');
+    await writeFile(groupVersion, `${await read(dir, 'src/api/webapp/v1/group-version.ts')}// ours\n`);
+    const second = await run(
+      dir,
+      'create',
+      'api',
+      '--group',
+      'webapp',
+      '--version',
+      'v1',
+      '--kind',
+      'Visitor',
+    );
+    expect(second.code).toBe(0);
+    expect(await read(dir, 'src/api/webapp/v1/group-version.ts')).toMatch(/\/\/ ours\n$/);
+    // The template's if-exists line is a rule, never a line of the file.
+    expect(await read(dir, 'src/api/webapp/v1/group-version.ts')).not.toMatch(/if-exists/);
+  });
+
   it('a re-run with --force of an unchanged API changes no file', async () => {
     await run(dir, ...guestbook);
     const before = await snapshot(dir);
