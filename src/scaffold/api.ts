@@ -12,13 +12,7 @@ import {
   SAMPLES_KUSTOMIZATION_FILE,
 } from '../project/layout.js';
 import type { LoadedProject } from '../project/find.js';
-import {
-  checkSingleGroup,
-  defaultPlural,
-  findResource,
-  resolveResource,
-  type ResourceFlags,
-} from '../project/resource.js';
+import { checkSingleGroup, findResource, resolveResource, type ResourceFlags } from '../project/resource.js';
 import type { DeployImageOptions } from '../project/deploy-image.js';
 import { apiContext, deployImageContext, type ApiContext } from './context.js';
 import { addDeployImage, checkDeployImage } from './deploy-image.js';
@@ -122,7 +116,7 @@ export async function planCreateApi(project: LoadedProject, options: CreateApiOp
     version: resource.version,
     kind: resource.kind,
     ...(resource.builtin ? {} : { domain: config.domain }),
-    ...(resource.plural !== defaultPlural(resource.kind) ? { plural: resource.plural } : {}),
+    ...(resource.recordedPlural ? { plural: resource.recordedPlural } : {}),
     path: resource.builtin
       ? '@kubernetes/client-node'
       : kindLayout(resource, config.multigroup ?? false).typesFile,

@@ -5,7 +5,6 @@
 import path from 'node:path';
 import type { ProjectConfig } from '../project/config.js';
 import type { DeployImageOptions, ServiceType } from '../project/deploy-image.js';
-import { crdDefaultPlural } from '../project/plural.js';
 import { clientNodeTypeName, type Resource } from '../project/resource.js';
 import { kubesmithVersion } from '../version.js';
 import { blockComment, tsStringArray } from './escape.js';
@@ -248,15 +247,10 @@ export function apiContext(project: ProjectConfig, resource: Resource, boilerpla
   };
 }
 
-/**
- * `path=` whenever the plural differs from the CRD generator's default, so the CRD's name always matches
- * PROJECT, the roles and config/crd/kustomization.yaml. kubebuilder writes it only when the plural is not
- * its own default; the two defaults differ for a few kinds (`ClusterDNS`: clusterdns for kubebuilder,
- * clusterdnses for controller-gen), where a kubebuilder project's CRD then misses its kustomization entry.
- */
+/** The kind's `+kubebuilder:resource` marker: the plural's `path=` (resource.ts decides it) and its scope. */
 function resourceMarkerArgs(resource: Resource): string {
   const args: string[] = [];
-  if (resource.plural !== crdDefaultPlural(resource.kind)) args.push(`path=${resource.plural}`);
+  if (resource.pluralMarker) args.push(`path=${resource.pluralMarker}`);
   if (!resource.namespaced) args.push('scope=Cluster');
   return args.join(',');
 }

@@ -201,11 +201,7 @@ export async function planCreateWebhook(
     );
   }
   // The kind's recorded plural (`create api --plural`) names its resource in the webhook rules.
-  const resource = resolveResource(
-    { ...options, ...(existing?.plural ? { plural: existing.plural } : {}) },
-    config,
-    builtin,
-  );
+  const resource = resolveResource(options, config, builtin);
   const hooks = existing?.webhooks;
   const wanted = [
     ...(options.defaulting ? [['defaulting', hooks?.defaulting] as const] : []),
@@ -361,7 +357,6 @@ async function addConversion(
         group: spoke.group,
         version: spoke.version,
         kind: spoke.kind,
-        ...(spoke.plural ? { plural: spoke.plural } : {}),
         namespaced: spoke.api?.namespaced ?? true,
       },
       config,
