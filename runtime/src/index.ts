@@ -98,9 +98,13 @@ export {
 export { Manager, parseBindAddress } from './manager.js';
 export {
   DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS,
+  metricsConfig,
+  webhookServerConfig,
   withDefaults,
   type ManagerConfig,
   type ManagerOptions,
+  type MetricsConfig,
+  type WebhookServerConfig,
 } from './options.js';
 export type { MetricsOptions, MetricsServingOptions } from './metrics-server.js';
 export {
