@@ -369,7 +369,8 @@ async function addConversion(
       tree,
       context.webhookFile,
       'imports',
-      `import { ${sc.conversionName} } from '${sc.conversionImportFromHubWebhook}';`,
+      `import { registerConversion } from '@kubesmith/runtime';\n` +
+        `import { ${sc.conversionName} } from '${sc.conversionImportFromHubWebhook}';`,
     );
     await addAtMarker(
       tree,

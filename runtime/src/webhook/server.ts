@@ -17,44 +17,12 @@ import http2 from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import { limitConnections } from '../internal/connection-limit.js';
 import { FORWARD_SECRET_CIPHERS, tlsServerOptions, type TlsMinVersion } from '../internal/tls-policy.js';
-import type { ResourceKind } from '../kinds.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { WebhookServerConfig } from '../options.js';
-import { ConversionWebhook, type Convertible } from './conversion.js';
 import { CertWatcher } from './internal/certs.js';
 import { messages } from './internal/messages.js';
-import { CONVERT_PATH } from './paths.js';
-
-/** What a webhook receives besides the review. */
-export interface WebhookContext {
-  /** Aborted when the request times out or the caller goes away: pass it to slow calls. */
-  signal: AbortSignal;
-  /** The server's logger, with the webhook's path (and, for admission, the request's uid and object). */
-  logger: Logger;
-}
-
-/** A webhook's answer to one review. */
-export interface Answer {
-  /** HTTP status. Default: 200 (a review whose response says what went wrong is still a 200). */
-  status?: number;
-  /** The review sent back. */
-  body: unknown;
-  /** Set when the answer reports a failure: the server logs it, once. */
-  failure?: string;
-  /** The error behind the failure, logged with its stack. */
-  error?: unknown;
-}
-
-/** What the server calls: `defaulting(...)`, `validating(...)` and `conversion(...)` make them. */
-export interface Webhook {
-  /** The apiVersion and kind of the reviews it answers; others are refused with a 400. */
-  readonly review: { readonly apiVersion: string; readonly kind: string };
-  /** Answers a review (already checked to be of `review`'s apiVersion and kind). Never throws. */
-  answer(body: Record<string, unknown>, context: WebhookContext): Promise<Answer>;
-  /** The review to send when the request cannot be answered: malformed, too large, timed out. */
-  failure(body: Record<string, unknown>, code: number, message: string, reason?: string): unknown;
-}
+import type { Answer, Webhook } from './webhook.js';
 
 export interface WebhookServerOptions {
   /** The address to listen on. Default: all interfaces. */
@@ -197,17 +165,9 @@ export class WebhookServer {
     this.logger.info('Registering webhook', { path });
   }
 
-  /**
-   * Adds the conversions of `hub`'s kind to the conversion webhook at `/convert`, registering it the first
-   * time: every CRD of the operator converts through the same path, as kubebuilder's configurations expect.
-   */
-  registerConversion<Hub>(hub: ResourceKind<Hub>, spokes: Convertible<Hub, unknown>[]): void {
-    const existing = this.webhooks.get(CONVERT_PATH);
-    if (existing instanceof ConversionWebhook) {
-      existing.add(hub, spokes);
-      return;
-    }
-    this.register(CONVERT_PATH, new ConversionWebhook().add(hub, spokes));
+  /** The webhook registered at `path`, if any. */
+  registered(path: string): Webhook | undefined {
+    return this.webhooks.get(path);
   }
 
   /** The registered paths: a manager starts the server only when there are some. */

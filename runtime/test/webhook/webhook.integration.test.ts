@@ -23,6 +23,7 @@ import {
   validatePath,
   validating,
   WebhookServer,
+  registerConversion,
 } from '../../src/webhook/index.js';
 import { webhookServerConfig } from '../../src/options.js';
 import { makeCertificates, memoryLogger, tempDir, waitFor } from './helpers.js';
@@ -117,7 +118,7 @@ describe('webhooks called by kube-apiserver', () => {
         },
       }),
     );
-    server.registerConversion(V1, [
+    registerConversion(server, V1, [
       convertible<GuestbookV1, GuestbookV2>(V2, {
         convertTo: ({ spec, ...rest }) => ({
           ...rest,
