@@ -118,7 +118,7 @@ export interface InformerFactoryConfig {
  * Reflector stops; it is started again with an exponential, jittered and capped backoff
  * (supervisedInformer), and resumes its watch from the last resourceVersion.
  */
-export function clientNodeInformerFactory(
+export function reflectorInformerFactory(
   kubeConfig: KubeConfig,
   logger: Logger,
   config: InformerFactoryConfig,

@@ -59,7 +59,7 @@ export {
 } from './queue.js';
 export {
   InformerCache,
-  clientNodeInformerFactory,
+  reflectorInformerFactory,
   type Informer,
   type InformerFactory,
   type InformerOptions,

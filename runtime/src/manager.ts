@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { ControllerHost } from './builder.js';
-import { clientNodeInformerFactory, InformerCache, type Informer } from './cache.js';
+import { reflectorInformerFactory, InformerCache, type Informer } from './cache.js';
 import { HttpClient, type Client, type Reader } from './client.js';
 import type { Clock } from './clock.js';
 import type { Controller, ControllerDefaults } from './controller.js';
@@ -107,7 +107,7 @@ export class Manager implements ControllerHost {
     this.apiClient = config.newClient ? config.newClient() : (this.ownClient as HttpClient);
     this.apiReader = this.apiClient;
     const factory =
-      config.newInformer ?? clientNodeInformerFactory(kubeConfig as KubeConfig, this.logger, config);
+      config.newInformer ?? reflectorInformerFactory(kubeConfig as KubeConfig, this.logger, config);
     this.cache = new InformerCache(factory, {
       namespace: config.cache.namespace,
       byObject: config.cache.byObject,
