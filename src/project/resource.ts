@@ -145,7 +145,7 @@ export function resolveResource(flags: ResourceFlags, project: ProjectConfig, bu
   };
 }
 
-export function sameGvk(
+function sameGvk(
   resource: Pick<Resource, 'group' | 'version' | 'kind'>,
   config: ResourceConfig,
 ): boolean {

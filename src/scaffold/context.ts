@@ -125,7 +125,7 @@ const RESERVED = new Set(
 );
 
 /** A variable name for an object of `kind`: `guestbook` for Guestbook, `pkgObj`-style when reserved. */
-export function variableName(kind: string): string {
+function variableName(kind: string): string {
   const camel = kind.charAt(0).toLowerCase() + kind.slice(1);
   return RESERVED.has(camel) ? `${camel}Obj` : camel;
 }
@@ -145,7 +145,7 @@ export function sourceDateYear(env: NodeJS.ProcessEnv): number | undefined {
 const NODE_MAJOR = 22;
 
 /** The comment every generated source file starts with, as kubebuilder's hack/boilerplate.go.txt. */
-export function boilerplateFor(license: License, owner: string, year: number): string {
+function boilerplateFor(license: License, owner: string, year: number): string {
   if (license === 'none') return '';
   const holder = owner ? `${year} ${blockComment(owner)}` : `${year}`;
   return [

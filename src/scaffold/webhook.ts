@@ -153,7 +153,7 @@ const STORAGE_VERSION = '+kubebuilder:storageversion';
  * Marks the hub `kind` in `content` (its types file) as the storage version: a line in the doc comment
  * right above `export interface <kind>`. Undefined when that comment cannot be found.
  */
-export function markStorageVersion(content: string, kind: string): string | undefined {
+function markStorageVersion(content: string, kind: string): string | undefined {
   const lines = content.split('\n');
   const declaration = lines.findIndex((line) => line.startsWith(`export interface ${kind} `));
   const end = declaration - 1;

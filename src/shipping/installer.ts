@@ -13,7 +13,7 @@ import { checkKustomizeSources } from './kustomize-sources.js';
 import { DEFAULT_CONFIG_DIR, TEMPORARY_PREFIX } from '../project/layout.js';
 
 /** The image name config/manager/kustomization.yaml gives the manager container. */
-export const MANAGER_IMAGE = 'controller';
+const MANAGER_IMAGE = 'controller';
 /** kubectl kustomize of a project takes well under a second; a hung one must not hang CI. */
 const KUSTOMIZE_TIMEOUT_MS = 120_000;
 const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
