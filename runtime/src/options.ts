@@ -30,14 +30,14 @@ export interface ManagerOptions {
   cache?: CacheOptions;
   /** Requests to the API server: their timeout, and kinds read without the cache. Default: ClientOptions's. */
   client?: ClientOptions;
-  /** The /metrics server: address, HTTPS with authentication, and its bounds. Default: MetricsOptions's. */
+  /** The /metrics server: address, HTTPS with authentication, and its bounds. Default: metricsConfig's. */
   metrics?: MetricsOptions;
   /** `host:port` of /healthz and /readyz; `'0'` turns them off. Default: `:8081`. */
   healthProbeBindAddress?: string;
   /**
-   * The webhook server (its defaults: port 9443, controller-runtime's certificate directory, and each of
-   * its bounds). It starts only when webhooks are registered on `mgr.webhookServer`. Default:
-   * WebhookServerOptions's.
+   * The webhook server: its port, certificate directory, bounds and TLS. It starts only when webhooks are
+   * registered on `mgr.webhookServer`. Default: webhookServerConfig's (port 9443, controller-runtime's
+   * certificate directory...).
    */
   webhookServer?: Omit<WebhookServerOptions, 'logger' | 'metrics'>;
   /** Run the controllers on one replica at a time. Default: off. */
