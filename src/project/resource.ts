@@ -145,10 +145,7 @@ export function resolveResource(flags: ResourceFlags, project: ProjectConfig, bu
   };
 }
 
-function sameGvk(
-  resource: Pick<Resource, 'group' | 'version' | 'kind'>,
-  config: ResourceConfig,
-): boolean {
+function sameGvk(resource: Pick<Resource, 'group' | 'version' | 'kind'>, config: ResourceConfig): boolean {
   return (
     config.group === resource.group && config.version === resource.version && config.kind === resource.kind
   );
