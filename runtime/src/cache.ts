@@ -151,7 +151,7 @@ export interface InformerFactoryConfig {
  * Reflector stops; it is started again with an exponential, jittered and capped backoff
  * (supervisedInformer), and resumes its watch from the last resourceVersion.
  */
-export function clientNodeInformerFactory(
+export function reflectorInformerFactory(
   access: KubeConfig | ClusterAccess,
   logger: Logger,
   config: InformerFactoryConfig,

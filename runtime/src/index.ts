@@ -61,7 +61,7 @@ export {
 } from './queue.js';
 export {
   InformerCache,
-  clientNodeInformerFactory,
+  reflectorInformerFactory,
   type Informer,
   type InformerFactory,
   type InformerOptions,
@@ -114,9 +114,13 @@ export {
 } from './kubeconfig.js';
 export {
   DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS,
+  metricsConfig,
+  webhookServerConfig,
   withDefaults,
   type ManagerConfig,
   type ManagerOptions,
+  type MetricsConfig,
+  type WebhookServerConfig,
 } from './options.js';
 export type { MetricsOptions, MetricsServingOptions } from './metrics-server.js';
 export {

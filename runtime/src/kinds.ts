@@ -27,7 +27,7 @@ export interface GroupVersion {
   ): ResourceKind<T>;
 }
 
-export function apiVersionOf(group: string, version: string): string {
+function apiVersionOf(group: string, version: string): string {
   return group === '' ? version : `${group}/${version}`;
 }
 

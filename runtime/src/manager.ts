@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import type { ControllerHost } from './builder.js';
-import { clientNodeInformerFactory, InformerCache, type Informer, type InformerChoice } from './cache.js';
+import { reflectorInformerFactory, InformerCache, type Informer, type InformerChoice } from './cache.js';
 import { HttpClient, type Client, type Reader } from './client.js';
 import type { Clock } from './clock.js';
 import type { Controller, ControllerDefaults } from './controller.js';
@@ -109,7 +109,7 @@ export class Manager implements ControllerHost {
     this.apiClient = config.newClient ? config.newClient() : (this.ownClient as HttpClient);
     this.apiReader = this.apiClient;
     const factory =
-      config.newInformer ?? clientNodeInformerFactory(this.access as ClusterAccess, this.logger, config);
+      config.newInformer ?? reflectorInformerFactory(this.access as ClusterAccess, this.logger, config);
     this.cache = new InformerCache(factory, {
       namespace: config.cache.namespace,
       byObject: config.cache.byObject,

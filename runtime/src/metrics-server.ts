@@ -24,6 +24,7 @@ import { TtlCache } from './internal/ttl-cache.js';
 import { resourceKind } from './kinds.js';
 import type { ClusterAccess } from './kubeconfig.js';
 import type { Logger } from './logger.js';
+import type { MetricsConfig } from './options.js';
 import { CertWatcher } from './webhook/internal/certs.js';
 
 /** How the metrics server serves: every option has a default (see docs/runtime-api.md). */
@@ -83,8 +84,7 @@ export interface MetricsServingOptions {
 
 /**
  * The manager's metrics server (controller-runtime's `metricsserver.Options`): the manager's `metrics`
- * option. `withDefaults` (options.ts) applies bindAddress's, secureServing's and enableHttp2's defaults;
- * the server its own for the rest (each says it).
+ * option. `withDefaults` (options.ts, metricsConfig) applies every default; the server takes them resolved.
  */
 export interface MetricsOptions extends MetricsServingOptions {
   /** `host:port` of /metrics; port 0 binds a free port, `'0'` turns the server off. Default: `:8080`. */
@@ -95,11 +95,6 @@ export interface MetricsOptions extends MetricsServingOptions {
    * controller-runtime's option.
    */
   secureServing?: boolean;
-}
-
-export interface MetricsServerOptions extends MetricsOptions {
-  /** `host:port`; port 0 binds a free port. */
-  bindAddress: string;
 }
 
 /** The rendered metrics and their content type. */
@@ -157,21 +152,22 @@ export class MetricsServer {
   private reviewing = 0;
 
   constructor(
-    private readonly options: MetricsServerOptions,
+    /** The options resolved, every default applied (metricsConfig in options.ts). */
+    private readonly options: MetricsConfig,
     private readonly render: RenderMetrics,
     private readonly logger: Logger,
     access: KubeConfig | ClusterAccess | undefined,
   ) {
-    const max = options.maxCachedReviews ?? 1024;
+    const max = options.maxCachedReviews;
     // Separate caches for the two outcomes: made-up tokens fill the failures' cache only, never pushing a
     // scraper's entry out.
-    this.authenticated = new TtlCache(options.authenticationCacheTtlMs ?? 60_000, max);
-    this.unauthenticated = new TtlCache(options.authenticationFailureCacheTtlMs ?? 10_000, max);
-    this.allowed = new TtlCache(options.authorizationAllowCacheTtlMs ?? 300_000, max);
-    this.denied = new TtlCache(options.authorizationDenyCacheTtlMs ?? 30_000, max);
+    this.authenticated = new TtlCache(options.authenticationCacheTtlMs, max);
+    this.unauthenticated = new TtlCache(options.authenticationFailureCacheTtlMs, max);
+    this.allowed = new TtlCache(options.authorizationAllowCacheTtlMs, max);
+    this.denied = new TtlCache(options.authorizationDenyCacheTtlMs, max);
     this.client =
       options.secureServing && access
-        ? new HttpClient(access, { timeoutMs: options.reviewTimeoutMs ?? 10_000 })
+        ? new HttpClient(access, { timeoutMs: options.reviewTimeoutMs })
         : undefined;
   }
 
@@ -180,11 +176,11 @@ export class MetricsServer {
     const o = this.options;
     const handler: http.RequestListener = (req, res) => void this.serve(req, res);
     const timeouts = {
-      headersTimeout: o.headersTimeoutMs ?? 10_000,
-      requestTimeout: o.readTimeoutMs ?? 30_000,
-      keepAliveTimeout: o.keepAliveTimeoutMs ?? 90_000,
+      headersTimeout: o.headersTimeoutMs,
+      requestTimeout: o.readTimeoutMs,
+      keepAliveTimeout: o.keepAliveTimeoutMs,
       // Node enforces the two timeouts above when it checks its connections, every 30 s by default.
-      connectionsCheckingInterval: Math.min(1_000, o.headersTimeoutMs ?? 10_000),
+      connectionsCheckingInterval: Math.min(1_000, o.headersTimeoutMs),
     };
     const tls = () => ({ ...this.certificate(), ...tlsServerOptions(o) });
     let server: http.Server | http2.Http2SecureServer;
@@ -201,7 +197,7 @@ export class MetricsServer {
       server = secure;
     }
     limitConnections(server, {
-      maxConnections: o.maxConnections ?? 64,
+      maxConnections: o.maxConnections,
       logger: this.logger,
       server: 'metrics',
     });
@@ -245,8 +241,8 @@ export class MetricsServer {
     }
     this.certs = new CertWatcher({
       certDir,
-      certName: this.options.certName ?? 'tls.crt',
-      keyName: this.options.keyName ?? 'tls.key',
+      certName: this.options.certName,
+      keyName: this.options.keyName,
       pollIntervalMs: 10_000,
       logger: this.logger,
       onChange: (pair) =>
@@ -287,7 +283,7 @@ export class MetricsServer {
     if (userKey && this.allowed.get(userKey)) return 200;
     if (userKey && this.denied.get(userKey)) return 403;
 
-    const max = this.options.maxConcurrentReviews ?? 8;
+    const max = this.options.maxConcurrentReviews;
     if (this.reviewing >= max) {
       res.writeHead(429, { 'Content-Type': 'text/plain', 'Retry-After': '1' });
       res.end('too many requests being authenticated: retry later\n');

@@ -4,17 +4,25 @@
  * are applied: the manager resolves its options with it and hands the components resolved values, so no
  * component below it defaults them again. Every field says its default; docs/runtime-api.md tabulates them.
  */
+import os from 'node:os';
+import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { CacheOptions, InformerFactory, KindSelector } from './cache.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, type Client, type ClientOptions } from './client.js';
 import { realClock, type Clock } from './clock.js';
 import type { ControllerDefaults } from './controller.js';
 import type { ResourceKind } from './kinds.js';
+import {
+  DEFAULT_HANDSHAKE_TIMEOUT_MS,
+  DEFAULT_TLS_MIN_VERSION,
+  FORWARD_SECRET_CIPHERS,
+} from './internal/tls-policy.js';
 import type { RestConfig } from './kubeconfig.js';
 import type { LeaderElectionOptions } from './leaderelection.js';
 import { createLogger, type Logger } from './logger.js';
+import { Metrics } from './metrics.js';
 import type { MetricsOptions } from './metrics-server.js';
-import type { WebhookServerOptions } from './webhook/index.js';
+import { DEFAULT_WEBHOOK_PORT, type WebhookServerOptions } from './webhook/server.js';
 
 export interface ManagerOptions {
   /**
@@ -27,14 +35,14 @@ export interface ManagerOptions {
   cache?: CacheOptions;
   /** Requests to the API server: their timeout, and kinds read without the cache. Default: ClientOptions's. */
   client?: ClientOptions;
-  /** The /metrics server: address, HTTPS with authentication, and its bounds. Default: MetricsOptions's. */
+  /** The /metrics server: address, HTTPS with authentication, and its bounds. Default: metricsConfig's. */
   metrics?: MetricsOptions;
   /** `host:port` of /healthz and /readyz; `'0'` turns them off. Default: `:8081`. */
   healthProbeBindAddress?: string;
   /**
-   * The webhook server (its defaults: port 9443, controller-runtime's certificate directory, and each of
-   * its bounds). It starts only when webhooks are registered on `mgr.webhookServer`. Default:
-   * WebhookServerOptions's.
+   * The webhook server: its port, certificate directory, bounds and TLS. It starts only when webhooks are
+   * registered on `mgr.webhookServer`. Default: webhookServerConfig's (port 9443, controller-runtime's
+   * certificate directory...).
    */
   webhookServer?: Omit<WebhookServerOptions, 'logger' | 'metrics'>;
   /** Run the controllers on one replica at a time. Default: off. */
@@ -73,9 +81,9 @@ export interface ManagerConfig {
     readerFailOnMissingInformer: boolean;
   };
   client: { timeoutMs: number; disableCacheFor: readonly ResourceKind<unknown>[] };
-  metrics: MetricsOptions & { bindAddress: string; secureServing: boolean; enableHttp2: boolean };
+  metrics: MetricsConfig;
   healthProbeBindAddress: string;
-  webhookServer: Omit<WebhookServerOptions, 'logger' | 'metrics'>;
+  webhookServer: Omit<WebhookServerConfig, 'logger' | 'metrics'>;
   leaderElection: Required<Omit<LeaderElectionOptions, 'id' | 'namespace' | 'identity'>> &
     Pick<LeaderElectionOptions, 'id' | 'namespace' | 'identity'>;
   controller: Required<ControllerDefaults>;
@@ -87,16 +95,86 @@ export interface ManagerConfig {
   newInformer: InformerFactory | undefined;
 }
 
+/** The metrics server's options resolved: every one has its value; no certDir is a self-signed certificate. */
+export type MetricsConfig = Required<Omit<MetricsOptions, 'certDir'>> & { certDir: string | undefined };
+
+/** The webhook server's options resolved: what `new WebhookServer` takes. No host is every interface. */
+export type WebhookServerConfig = Required<Omit<WebhookServerOptions, 'host'>> & { host: string | undefined };
+
 /** How long stop() waits for in-flight reconciles; a pod's terminationGracePeriodSeconds must exceed it. */
 export const DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS = 30_000;
 
 /**
- * `options` with every default applied, in one place. The webhook server's bounds and the metrics
- * server's own (timeouts, connections, TLS, reviews) are those servers' to default: they are kept as
- * given, and each server says its defaults on its options.
+ * The webhook server's options with every default applied (each is said on WebhookServerOptions too):
+ * the manager's `webhookServer` through withDefaults, or a server of your own: `new
+ * WebhookServer(webhookServerConfig({ logger, metrics: mgr.metrics }))`.
+ */
+export function webhookServerConfig(options: WebhookServerOptions = {}): WebhookServerConfig {
+  return {
+    host: options.host,
+    port: options.port ?? DEFAULT_WEBHOOK_PORT,
+    // controller-runtime's certificate directory.
+    certDir: options.certDir ?? path.join(os.tmpdir(), 'k8s-webhook-server', 'serving-certs'),
+    certName: options.certName ?? 'tls.crt',
+    keyName: options.keyName ?? 'tls.key',
+    // controller-runtime's certwatcher interval.
+    certPollIntervalMs: options.certPollIntervalMs ?? 10_000,
+    // controller-runtime's: two objects of at most 3 MiB each and 1 MiB for the rest of the review.
+    maxRequestBytes: options.maxRequestBytes ?? 7 * 1024 * 1024,
+    // Under the apiserver's default timeoutSeconds of 10: it gets the server's clear answer, not its own.
+    requestTimeoutMs: options.requestTimeoutMs ?? 9_000,
+    handshakeTimeoutMs: options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS,
+    headersTimeoutMs: options.headersTimeoutMs ?? 10_000,
+    readTimeoutMs: options.readTimeoutMs ?? 30_000,
+    keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? 30_000,
+    maxConnections: options.maxConnections ?? 256,
+    maxConcurrentRequests: options.maxConcurrentRequests ?? 64,
+    // Three reviews at the 7 MiB cap, within the generated manager's 96 MiB heap.
+    maxInFlightBytes: options.maxInFlightBytes ?? 24 * 1024 * 1024,
+    tlsMinVersion: options.tlsMinVersion ?? DEFAULT_TLS_MIN_VERSION,
+    tlsCiphers: options.tlsCiphers ?? FORWARD_SECRET_CIPHERS,
+    enableHttp2: options.enableHttp2 ?? false,
+    logger: options.logger ?? createLogger(),
+    metrics: options.metrics ?? new Metrics(),
+  };
+}
+
+/** The metrics server's options with every default applied (each is said on MetricsOptions too). */
+export function metricsConfig(options: MetricsOptions = {}): MetricsConfig {
+  return {
+    bindAddress: options.bindAddress ?? ':8080',
+    secureServing: options.secureServing ?? false,
+    enableHttp2: options.enableHttp2 ?? false,
+    certDir: options.certDir,
+    certName: options.certName ?? 'tls.crt',
+    keyName: options.keyName ?? 'tls.key',
+    handshakeTimeoutMs: options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS,
+    headersTimeoutMs: options.headersTimeoutMs ?? 10_000,
+    readTimeoutMs: options.readTimeoutMs ?? 30_000,
+    // controller-runtime's IdleTimeout: a scrape every minute keeps its connection.
+    keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? 90_000,
+    maxConnections: options.maxConnections ?? 64,
+    tlsMinVersion: options.tlsMinVersion ?? DEFAULT_TLS_MIN_VERSION,
+    tlsCiphers: options.tlsCiphers ?? FORWARD_SECRET_CIPHERS,
+    // controller-runtime's review timeout and its CacheTTL, AllowCacheTTL and DenyCacheTTL.
+    reviewTimeoutMs: options.reviewTimeoutMs ?? 10_000,
+    maxConcurrentReviews: options.maxConcurrentReviews ?? 8,
+    authenticationCacheTtlMs: options.authenticationCacheTtlMs ?? 60_000,
+    authenticationFailureCacheTtlMs: options.authenticationFailureCacheTtlMs ?? 10_000,
+    authorizationAllowCacheTtlMs: options.authorizationAllowCacheTtlMs ?? 300_000,
+    authorizationDenyCacheTtlMs: options.authorizationDenyCacheTtlMs ?? 30_000,
+    maxCachedReviews: options.maxCachedReviews ?? 1024,
+  };
+}
+
+/**
+ * `options` with every default applied, in one place: the manager's own here, its metrics and webhook
+ * servers' in metricsConfig and webhookServerConfig above. The servers take these resolved values and
+ * default nothing again.
  */
 export function withDefaults(options: ManagerOptions = {}): ManagerConfig {
-  const { cache = {}, client = {}, metrics = {}, leaderElection = {}, controller = {} } = options;
+  const { cache = {}, client = {}, leaderElection = {}, controller = {} } = options;
+  const { logger: _logger, metrics: _metrics, ...webhookServer } = webhookServerConfig(options.webhookServer);
   return {
     kubeConfig: options.kubeConfig,
     cache: {
@@ -111,14 +189,9 @@ export function withDefaults(options: ManagerOptions = {}): ManagerConfig {
       timeoutMs: client.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
       disableCacheFor: client.disableCacheFor ?? [],
     },
-    metrics: {
-      ...metrics,
-      bindAddress: metrics.bindAddress ?? ':8080',
-      secureServing: metrics.secureServing ?? false,
-      enableHttp2: metrics.enableHttp2 ?? false,
-    },
+    metrics: metricsConfig(options.metrics),
     healthProbeBindAddress: options.healthProbeBindAddress ?? ':8081',
-    webhookServer: options.webhookServer ?? {},
+    webhookServer,
     leaderElection: {
       ...leaderElection,
       enabled: leaderElection.enabled ?? false,

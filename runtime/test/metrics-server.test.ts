@@ -16,6 +16,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { closedAfter, silentSockets } from './sockets.js';
 import { createLogger } from '../src/logger.js';
 import { MetricsServer, type MetricsServingOptions } from '../src/metrics-server.js';
+import { metricsConfig } from '../src/options.js';
 import { localKubeConfig } from './local-server.js';
 import { makeCertificates } from './webhook/helpers.js';
 
@@ -30,7 +31,7 @@ async function serve(
   kubeConfig = new KubeConfig(),
 ): Promise<number> {
   const server = new MetricsServer(
-    { bindAddress: '127.0.0.1:0', secureServing: true, enableHttp2, ...options },
+    metricsConfig({ bindAddress: '127.0.0.1:0', secureServing: true, enableHttp2, ...options }),
     async () => ({ contentType: 'text/plain', body: 'up 1\n' }),
     createLogger({ write: () => {} }),
     kubeConfig,

@@ -3,11 +3,16 @@
  * of the rest, the manager runs on what it returns, and every option says its default, in its doc
  * comment and in docs/runtime-api.md's tables.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
+import os from 'node:os';
+import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { controllerManagedBy } from '../src/builder.js';
 import { realClock } from '../src/clock.js';
+import { makeServingCertificates } from '../src/internal/certs.js';
+import { FORWARD_SECRET_CIPHERS } from '../src/internal/tls-policy.js';
 import { groupVersion } from '../src/kinds.js';
 import { createLogger } from '../src/logger.js';
 import { Manager } from '../src/manager.js';
@@ -30,9 +35,49 @@ describe('withDefaults', () => {
         readerFailOnMissingInformer: false,
       },
       client: { timeoutMs: 30_000, disableCacheFor: [] },
-      metrics: { bindAddress: ':8080', secureServing: false, enableHttp2: false },
+      metrics: {
+        bindAddress: ':8080',
+        secureServing: false,
+        enableHttp2: false,
+        certDir: undefined,
+        certName: 'tls.crt',
+        keyName: 'tls.key',
+        handshakeTimeoutMs: 10_000,
+        headersTimeoutMs: 10_000,
+        readTimeoutMs: 30_000,
+        keepAliveTimeoutMs: 90_000,
+        maxConnections: 64,
+        tlsMinVersion: 'TLSv1.2',
+        tlsCiphers: FORWARD_SECRET_CIPHERS,
+        reviewTimeoutMs: 10_000,
+        maxConcurrentReviews: 8,
+        authenticationCacheTtlMs: 60_000,
+        authenticationFailureCacheTtlMs: 10_000,
+        authorizationAllowCacheTtlMs: 300_000,
+        authorizationDenyCacheTtlMs: 30_000,
+        maxCachedReviews: 1024,
+      },
       healthProbeBindAddress: ':8081',
-      webhookServer: {},
+      webhookServer: {
+        host: undefined,
+        port: 9443,
+        certDir: path.join(os.tmpdir(), 'k8s-webhook-server', 'serving-certs'),
+        certName: 'tls.crt',
+        keyName: 'tls.key',
+        certPollIntervalMs: 10_000,
+        maxRequestBytes: 7 * 1024 * 1024,
+        requestTimeoutMs: 9_000,
+        handshakeTimeoutMs: 10_000,
+        headersTimeoutMs: 10_000,
+        readTimeoutMs: 30_000,
+        keepAliveTimeoutMs: 30_000,
+        maxConnections: 256,
+        maxConcurrentRequests: 64,
+        maxInFlightBytes: 24 * 1024 * 1024,
+        tlsMinVersion: 'TLSv1.2',
+        tlsCiphers: FORWARD_SECRET_CIPHERS,
+        enableHttp2: false,
+      },
       leaderElection: {
         enabled: false,
         leaseDurationMs: 15_000,
@@ -64,12 +109,7 @@ describe('withDefaults', () => {
       warnOnUndeclaredInformer: true,
       readerFailOnMissingInformer: false,
     });
-    expect(config.metrics).toEqual({
-      bindAddress: ':8080',
-      secureServing: true,
-      enableHttp2: false,
-      maxConnections: 8,
-    });
+    expect(config.metrics).toEqual({ ...withDefaults().metrics, secureServing: true, maxConnections: 8 });
     expect(config.leaderElection).toMatchObject({
       enabled: true,
       id: 'op.example.com',
@@ -95,6 +135,45 @@ describe('the manager on its options', () => {
     const { logger: _a, newClient: _b, newInformer: _c, ...config } = manager(options).config;
     const { logger: _d, newClient: _e, newInformer: _f, ...expected } = withDefaults(options);
     expect(config).toEqual(expected);
+  });
+
+  it("runs its webhook server on withDefaults' webhookServer, given in part: the server defaults nothing", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'options-'));
+    const { cert, key } = makeServingCertificates(['localhost'], { name: 'options' });
+    writeFileSync(path.join(dir, 'tls.crt'), cert);
+    writeFileSync(path.join(dir, 'tls.key'), key);
+    const mgr = manager({ webhookServer: { host: '127.0.0.1', port: 0, certDir: dir, maxRequestBytes: 10 } });
+    mgr.webhookServer.register('/hook', {
+      review: { apiVersion: 'v1', kind: 'Review' },
+      answer: async () => ({ body: {} }),
+      failure: () => ({}),
+    });
+    await mgr.webhookServer.start();
+    try {
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = https.request(
+          {
+            host: '127.0.0.1',
+            port: mgr.webhookServer.address!.port,
+            path: '/hook',
+            method: 'POST',
+            rejectUnauthorized: false,
+            headers: { 'content-type': 'application/json' },
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode!);
+          },
+        );
+        req.on('error', reject);
+        req.end(JSON.stringify({ apiVersion: 'v1', kind: 'Review', padding: 'x'.repeat(64) }));
+      });
+      // The body is over the 10 bytes given; the rest of the server's bounds are withDefaults'.
+      expect(status).toBe(413);
+    } finally {
+      await mgr.webhookServer.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('gives every controller controller.maxConcurrentReconciles, unless its builder sets its own', async () => {
@@ -161,11 +240,16 @@ describe('every option', () => {
       'CacheOptions',
       'ClientOptions',
       'MetricsOptions',
+      'MetricsServingOptions',
       'LeaderElectionOptions',
       'ControllerDefaults',
+      'WebhookServerOptions',
     ];
+    // The webhook server's logger and metrics are the manager's own: no options of the manager.
+    const managers = new Set(['WebhookServerOptions.logger', 'WebhookServerOptions.metrics']);
     const missing = fields
       .filter((field) => field.of === 'ManagerOptions' || groups.includes(field.of))
+      .filter((field) => !managers.has(`${field.of}.${field.name}`))
       .filter((field) => !new RegExp(`^\\| \`${field.name}\` +\\|`, 'm').test(docs))
       .map((field) => `${field.of}.${field.name}`);
     expect(missing).toEqual([]);

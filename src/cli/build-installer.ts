@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
 import type { CommandContext } from './main.js';
+import { INSTALLER_FILE } from '../project/layout.js';
 
 interface BuildInstallerFlags {
   img?: string;
@@ -17,7 +18,7 @@ export function registerBuildInstaller(
     .command('build-installer')
     .description('render config/default into one install.yaml with the manager image set (kubectl kustomize)')
     .option('--img <image>', 'the manager image (default: $IMG, else controller:latest)')
-    .option('--output <file>', 'where to write, relative to the project root', 'dist/install.yaml')
+    .option('--output <file>', 'where to write, relative to the project root', INSTALLER_FILE)
     .addHelpText(
       'after',
       `

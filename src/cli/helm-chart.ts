@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { KubesmithError, UsageError } from '../errors.js';
 import type { CommandContext } from './main.js';
 import { planResult, printPlan } from './shared.js';
+import { CHART_DIR } from '../project/layout.js';
 
 interface HelmChartFlags {
   img?: string;
@@ -33,7 +34,7 @@ export function registerHelmChart(program: Command, contextFor: (command: Comman
   const options = (command: Command) =>
     command
       .option('--img <image>', "the manager image in values.yaml (default: $IMG, else config/manager's)")
-      .option('--output <dir>', 'the chart directory, relative to the project root', 'dist/chart')
+      .option('--output <dir>', 'the chart directory, relative to the project root', CHART_DIR)
       .option('--force', 'overwrite templates edited by hand, and remove such stale ones', false)
       .option('--dry-run', 'print the files that would be written, and write nothing', false)
       .addHelpText('after', HELP);

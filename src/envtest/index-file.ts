@@ -25,7 +25,7 @@ export const DEFAULT_INDEX_URL =
   'https://raw.githubusercontent.com/kubernetes-sigs/controller-tools/HEAD/envtest-releases.yaml';
 
 /** The environment variable that overrides the index location (mirrors, air-gapped machines). */
-export const INDEX_URL_VARIABLE = 'KUBESMITH_ENVTEST_INDEX_URL';
+const INDEX_URL_VARIABLE = 'KUBESMITH_ENVTEST_INDEX_URL';
 
 /** The index today is ~30 KB; anything near this is not an index. */
 const MAX_INDEX_BYTES = 8 * 1024 * 1024;

@@ -344,7 +344,7 @@ async function verifyBinaries(
 }
 
 /** Staging directories whose process no longer runs (killed with SIGKILL, machine restarted). */
-export async function removeAbandonedStaging(root: string): Promise<void> {
+async function removeAbandonedStaging(root: string): Promise<void> {
   for (const name of await readdir(root)) {
     const pid = /^\.(?:build|download)-.+-(\d+)-[0-9a-z]+$/.exec(name)?.[1];
     if (pid && !isRunning(Number(pid))) await rm(path.join(root, name), { recursive: true, force: true });

@@ -15,6 +15,7 @@ import { SchemaBuilder } from '../schema/index.js';
 import { brandSchema } from '../schema/resolve.js';
 import type { LibVariant } from '../typescript/program.js';
 import { defaultRegistry } from './registry.js';
+import { API_DIR, SOURCE_DIR } from '../project/layout.js';
 
 export interface ManifestContext {
   root: string;
@@ -54,17 +55,17 @@ export function createContext(
   planned?: ReadonlyMap<string, string>,
   options: { lib?: LibVariant } = {},
 ): ManifestContext {
-  const srcDir = path.join(root, 'src').split(path.sep).join('/');
+  const srcDir = path.join(root, SOURCE_DIR).split(path.sep).join('/');
   const overlay = new Map<string, string>();
   for (const [file, content] of planned ?? []) {
-    if (!/^src\/.*\.ts$/.test(file) || /\.(test|d)\.ts$/.test(file)) continue;
+    if (!file.startsWith(`${SOURCE_DIR}/`) || !file.endsWith('.ts') || /\.(test|d)\.ts$/.test(file)) continue;
     overlay.set(path.join(root, file).split(path.sep).join('/'), content);
   }
   const read = (file: string): string => overlay.get(file) ?? readFileSync(file, 'utf8');
   const linkedOut: string[] = [];
   const onDisk = existsSync(srcDir) ? sourceFiles(srcDir, realpathSync(root), linkedOut) : [];
   const all = [...new Set([...onDisk, ...overlay.keys()])].sort();
-  const apiDir = `${srcDir}/api/`;
+  const apiDir = `${path.join(root, API_DIR).split(path.sep).join('/')}/`;
   const { program, declarations, lib, libBlocker } = apiProgram(
     root,
     all.filter((f) => f.startsWith(apiDir)),

@@ -12,7 +12,7 @@ import { crdSchemaProblems } from '../schema/structural.js';
 import { OBJECT_ROOT } from './crd-markers.js';
 import { isKindName, isLabel, KIND_RULE, LABEL_RULE, MAX_CRD_NAME } from './crd-names.js';
 import type { JSONSchemaProps } from '../schema/types.js';
-import { crdFile } from '../project/layout.js';
+import { API_DIR, crdFile } from '../project/layout.js';
 import type { ManifestContext } from './context.js';
 
 export interface GeneratedFile {
@@ -41,9 +41,10 @@ function versionDirs(ctx: ManifestContext): VersionDir[] {
   const byDir = new Map<string, ts.SourceFile[]>();
   for (const sf of ctx.sources) {
     const rel = ctx.displayPath(sf);
-    const parts = rel.split('/');
-    if (parts.length !== 5 || parts[0] !== 'src' || parts[1] !== 'api') continue;
-    const dir = parts.slice(0, 4).join('/');
+    if (!rel.startsWith(`${API_DIR}/`)) continue;
+    const parts = rel.slice(API_DIR.length + 1).split('/');
+    if (parts.length !== 3) continue;
+    const dir = `${API_DIR}/${parts[0]}/${parts[1]}`;
     byDir.set(dir, [...(byDir.get(dir) ?? []), sf]);
   }
   return [...byDir.entries()].sort(([a], [b]) => cmp(a, b)).map(([dir, files]) => ({ dir, files }));

@@ -13,6 +13,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { containedPath, containedPaths } from '../project/contained.js';
 import { kubesmithVersion } from '../version.js';
+import {
+  PACKAGE_FILE,
+  PACKAGE_LOCK_FILE,
+  PROJECT_FILE,
+  SOURCE_DIR,
+  TSCONFIG_FILE,
+} from '../project/layout.js';
 
 interface Stamp {
   fingerprint: string;
@@ -108,14 +115,14 @@ export async function fingerprint(root: string, options: object): Promise<string
   const hash = createHash('sha256');
   hash.update(`kubesmith ${kubesmithVersion}\n${JSON.stringify(options)}\n`);
   hash.update(`${generatorIdentity()}\n`);
-  for (const file of ['PROJECT', 'tsconfig.json', 'package.json', 'package-lock.json']) {
+  for (const file of [PROJECT_FILE, TSCONFIG_FILE, PACKAGE_FILE, PACKAGE_LOCK_FILE]) {
     const content = readOrNothing(path.join(root, file));
     hash.update(`${file}\n${content === undefined ? '-' : sha256(content)}\n`);
   }
-  const sources = sourceFiles(path.join(root, 'src'));
+  const sources = sourceFiles(path.join(root, SOURCE_DIR));
   if (sources === undefined) return `unique ${randomUUID()}`;
   for (const file of sources) {
-    hash.update(`src/${file}\n${sha256(readFileSync(path.join(root, 'src', file)))}\n`);
+    hash.update(`${SOURCE_DIR}/${file}\n${sha256(readFileSync(path.join(root, SOURCE_DIR, file)))}\n`);
   }
   return hash.digest('hex');
 }

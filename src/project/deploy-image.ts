@@ -7,7 +7,7 @@ import { UsageError } from '../errors.js';
 import { imageProblem } from './image.js';
 
 export type ServiceType = 'ClusterIP' | 'NodePort';
-export const SERVICE_TYPES: readonly ServiceType[] = ['ClusterIP', 'NodePort'];
+const SERVICE_TYPES: readonly ServiceType[] = ['ClusterIP', 'NodePort'];
 
 /** The flags as commander hands them over: strings, absent when not given. */
 export interface DeployImageFlags {

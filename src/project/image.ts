@@ -25,7 +25,7 @@ const REFERENCE = new RegExp(
 );
 
 /** The parts of `text`, or undefined when it is not an image reference. */
-export function parseImageReference(text: string): ImageReference | undefined {
+function parseImageReference(text: string): ImageReference | undefined {
   if (text.length > MAX_IMAGE_LENGTH) return undefined;
   const match = REFERENCE.exec(text);
   if (!match) return undefined;

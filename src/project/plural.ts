@@ -135,7 +135,7 @@ export function crdDefaultPlural(kind: string): string {
 }
 
 /** The plural of a word or of a compound name's last word, in the word's own case: `CronJobs`. */
-export function pluralize(word: string): string {
+function pluralize(word: string): string {
   const { irregular, plurals } = loadRules();
   const last = lastWord(word);
   if (last === '') return '';

@@ -62,7 +62,22 @@ export interface Resource {
   group: string;
   version: string;
   kind: string;
+  /**
+   * The plural, decided here once for every file that names it (roles, markers, the CRD and its file,
+   * kustomizations, webhooks, PROJECT): `--plural`, else the one PROJECT records for the kind, else
+   * kubebuilder's default.
+   */
   plural: string;
+  /** The plural as PROJECT records it: undefined when it is kubebuilder's default, which PROJECT leaves out. */
+  recordedPlural: string | undefined;
+  /**
+   * `path=` of the kind's `+kubebuilder:resource` marker: the plural whenever it differs from the CRD
+   * generator's own default, so the CRD's name always matches PROJECT, the roles and
+   * config/crd/kustomization.yaml. kubebuilder writes it only when the plural is not its own default; the
+   * two defaults differ for a few kinds (`ClusterDNS`: clusterdns for kubebuilder, clusterdnses for
+   * controller-gen), where a kubebuilder project's CRD then misses its kustomization entry.
+   */
+  pluralMarker: string | undefined;
   /** The full API group: `webapp.example.com`, `apps`, `networking.k8s.io`, `''` for core. */
   qualifiedGroup: string;
   /** The domain that qualifies the group, `''` for core-style groups. */
@@ -100,9 +115,10 @@ export function resolveResource(flags: ResourceFlags, project: ProjectConfig, bu
   fail(validateVersion(flags.version));
   fail(validateGroup(flags.group, domain));
   fail(validateKind(flags.kind));
-  const plural = flags.plural ?? defaultPlural(flags.kind);
+  const given = flags.plural ?? findResource(project, flags)?.plural;
+  const plural = given ?? defaultPlural(flags.kind);
   const pluralProblem = validatePlural(plural);
-  if (pluralProblem && flags.plural === undefined) {
+  if (pluralProblem && given === undefined) {
     // kubebuilder's inflection upper-cases acronyms it knows (`dns` -> `dnsDNSes`): name one.
     throw new UsageError(
       `the default plural of ${flags.kind} is ${plural} (kubebuilder's), which is not a DNS-1035 label`,
@@ -120,6 +136,8 @@ export function resolveResource(flags: ResourceFlags, project: ProjectConfig, bu
     version: flags.version,
     kind: flags.kind,
     plural,
+    recordedPlural: plural === defaultPlural(flags.kind) ? undefined : plural,
+    pluralMarker: plural === crdDefaultPlural(flags.kind) ? undefined : plural,
     qualifiedGroup,
     domain,
     namespaced: isBuiltin ? !CLUSTER_SCOPED_BUILTINS.has(flags.kind) : (flags.namespaced ?? true),
@@ -127,10 +145,7 @@ export function resolveResource(flags: ResourceFlags, project: ProjectConfig, bu
   };
 }
 
-export function sameGvk(
-  resource: Pick<Resource, 'group' | 'version' | 'kind'>,
-  config: ResourceConfig,
-): boolean {
+function sameGvk(resource: Pick<Resource, 'group' | 'version' | 'kind'>, config: ResourceConfig): boolean {
   return (
     config.group === resource.group && config.version === resource.version && config.kind === resource.kind
   );

@@ -17,6 +17,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { KubesmithError } from '../errors.js';
 import { containedPaths } from './contained.js';
+import { TEMPORARY_PREFIX } from './layout.js';
 
 export interface FileWrite {
   /** Relative to the root, with forward slashes. */
@@ -164,7 +165,7 @@ interface Temp {
 
 /** The suffix of a write's temporary names: this process and this moment, so no two writes share one. */
 function tempSuffix(): string {
-  return `.kubesmith-${process.pid}-${Date.now()}.tmp`;
+  return `${TEMPORARY_PREFIX}${process.pid}-${Date.now()}.tmp`;
 }
 
 /**

@@ -12,13 +12,7 @@ import {
   SAMPLES_KUSTOMIZATION_FILE,
 } from '../project/layout.js';
 import type { LoadedProject } from '../project/find.js';
-import {
-  checkSingleGroup,
-  defaultPlural,
-  findResource,
-  resolveResource,
-  type ResourceFlags,
-} from '../project/resource.js';
+import { checkSingleGroup, findResource, resolveResource, type ResourceFlags } from '../project/resource.js';
 import type { DeployImageOptions } from '../project/deploy-image.js';
 import { apiContext, deployImageContext, type ApiContext } from './context.js';
 import { addDeployImage, checkDeployImage } from './deploy-image.js';
@@ -36,13 +30,6 @@ export interface CreateApiOptions extends ResourceFlags {
   /** `--image`: the deploy-image scaffold (a controller that runs the image as a Deployment and a Service). */
   deployImage?: DeployImageOptions;
 }
-
-/** Files written once per group-version or per project and shared by later APIs: never conflicts. */
-const SHARED_FILES = [
-  /\/group-version\.ts$/,
-  /^config\/crd\/kustomization\.yaml$/,
-  /^config\/samples\/kustomization\.yaml$/,
-];
 
 export async function planCreateApi(project: LoadedProject, options: CreateApiOptions): Promise<Plan> {
   const { config } = project;
@@ -91,8 +78,6 @@ export async function planCreateApi(project: LoadedProject, options: CreateApiOp
   const tree = new Tree(project.root, options.force);
   const boilerplate = (await tree.read(BOILERPLATE_FILE)) ?? '';
   const context = apiContext(config, resource, boilerplate);
-  const ifExists = (file: string) =>
-    SHARED_FILES.some((pattern) => pattern.test(file)) ? 'skip' : 'conflict';
 
   // --image: its own types, sample, controller and tests replace those of the plain scaffold.
   const deployImage = options.deployImage
@@ -102,21 +87,15 @@ export async function planCreateApi(project: LoadedProject, options: CreateApiOp
   if (deployImage) {
     for (const file of await renderFolder('api/deploy-image', deployImage)) {
       replaced.add(file.path);
-      await tree.create(file.path, file.content, ifExists(file.path));
+      await tree.create(file.path, file.content, file.ifExists);
     }
   }
   if (options.resource) {
-    await addFolder(tree, 'api/resource', context, ifExists, replaced);
+    await addFolder(tree, 'api/resource', context, replaced);
     await insertResourceEntries(tree, context);
   }
   if (options.controller) {
-    await addFolder(
-      tree,
-      resource.builtin ? 'api/builtin-controller' : 'api/controller',
-      context,
-      ifExists,
-      replaced,
-    );
+    await addFolder(tree, resource.builtin ? 'api/builtin-controller' : 'api/controller', context, replaced);
     await addAtMarker(
       tree,
       MAIN_FILE,
@@ -137,7 +116,7 @@ export async function planCreateApi(project: LoadedProject, options: CreateApiOp
     version: resource.version,
     kind: resource.kind,
     ...(resource.builtin ? {} : { domain: config.domain }),
-    ...(resource.plural !== defaultPlural(resource.kind) ? { plural: resource.plural } : {}),
+    ...(resource.recordedPlural ? { plural: resource.recordedPlural } : {}),
     path: resource.builtin
       ? '@kubernetes/client-node'
       : kindLayout(resource, config.multigroup ?? false).typesFile,

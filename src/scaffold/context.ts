@@ -5,12 +5,10 @@
 import path from 'node:path';
 import type { ProjectConfig } from '../project/config.js';
 import type { DeployImageOptions, ServiceType } from '../project/deploy-image.js';
-import { crdDefaultPlural } from '../project/plural.js';
 import { clientNodeTypeName, type Resource } from '../project/resource.js';
 import { kubesmithVersion } from '../version.js';
-import { importPath, kindLayout, MAIN_FILE, rootFrom } from '../project/layout.js';
 import { blockComment, tsStringArray } from './escape.js';
-import { LOCAL_PACKAGES_DIR } from './packages.js';
+import { importPath, kindLayout, LOCAL_PACKAGES_DIR, MAIN_FILE, rootFrom } from '../project/layout.js';
 
 export type License = 'apache2' | 'none';
 
@@ -127,7 +125,7 @@ const RESERVED = new Set(
 );
 
 /** A variable name for an object of `kind`: `guestbook` for Guestbook, `pkgObj`-style when reserved. */
-export function variableName(kind: string): string {
+function variableName(kind: string): string {
   const camel = kind.charAt(0).toLowerCase() + kind.slice(1);
   return RESERVED.has(camel) ? `${camel}Obj` : camel;
 }
@@ -147,7 +145,7 @@ export function sourceDateYear(env: NodeJS.ProcessEnv): number | undefined {
 const NODE_MAJOR = 22;
 
 /** The comment every generated source file starts with, as kubebuilder's hack/boilerplate.go.txt. */
-export function boilerplateFor(license: License, owner: string, year: number): string {
+function boilerplateFor(license: License, owner: string, year: number): string {
   if (license === 'none') return '';
   const holder = owner ? `${year} ${blockComment(owner)}` : `${year}`;
   return [
@@ -249,15 +247,10 @@ export function apiContext(project: ProjectConfig, resource: Resource, boilerpla
   };
 }
 
-/**
- * `path=` whenever the plural differs from the CRD generator's default, so the CRD's name always matches
- * PROJECT, the roles and config/crd/kustomization.yaml. kubebuilder writes it only when the plural is not
- * its own default; the two defaults differ for a few kinds (`ClusterDNS`: clusterdns for kubebuilder,
- * clusterdnses for controller-gen), where a kubebuilder project's CRD then misses its kustomization entry.
- */
+/** The kind's `+kubebuilder:resource` marker: the plural's `path=` (resource.ts decides it) and its scope. */
 function resourceMarkerArgs(resource: Resource): string {
   const args: string[] = [];
-  if (resource.plural !== crdDefaultPlural(resource.kind)) args.push(`path=${resource.plural}`);
+  if (resource.pluralMarker) args.push(`path=${resource.pluralMarker}`);
   if (!resource.namespaced) args.push('scope=Cluster');
   return args.join(',');
 }

@@ -15,7 +15,7 @@ import type { ApiContext, DeployImageContext } from './context.js';
 import type { Tree } from './tree.js';
 
 /** The key of the options in PROJECT's `plugins` (kubebuilder: `deploy-image.go.kubebuilder.io/v1-alpha`). */
-export const DEPLOY_IMAGE_PLUGIN = 'deploy-image.kubesmith.dev/v1-alpha';
+const DEPLOY_IMAGE_PLUGIN = 'deploy-image.kubesmith.dev/v1-alpha';
 
 const MANAGER = MANAGER_FILE;
 const PACKAGE = PACKAGE_FILE;
@@ -29,7 +29,7 @@ const WITH_CONTROLLERS = 'kubesmith envtest --with-controllers';
  * Kinds whose `<Kind>Kind` the deploy-image controller and its tests already declare or import for the
  * objects they own (DeploymentKind, ServiceKind, PodKind, ReplicaSetKind, runtime's ResourceKind).
  */
-export const DEPLOY_IMAGE_RESERVED_KINDS: readonly string[] = [
+const DEPLOY_IMAGE_RESERVED_KINDS: readonly string[] = [
   'Deployment',
   'Service',
   'Pod',

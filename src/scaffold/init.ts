@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KubesmithError } from '../errors.js';
 import { LAYOUT, serializeProject, type ProjectConfig } from '../project/config.js';
-import { BOILERPLATE_FILE, PROJECT_FILE } from '../project/layout.js';
+import { BOILERPLATE_FILE, LICENSE_FILE, PROJECT_FILE } from '../project/layout.js';
 import { kubesmithVersion } from '../version.js';
 import { initContext, type License } from './context.js';
 import type { KubesmithPackages } from './packages.js';
@@ -43,7 +43,10 @@ export async function planInit(options: InitOptions): Promise<Plan> {
   for (const file of options.packages.files) await tree.createBinary(file.path, file.bytes);
   await tree.create(BOILERPLATE_FILE, context.boilerplate);
   if (options.license === 'apache2') {
-    await tree.create('LICENSE', await readFile(path.join(templatesDir, 'licenses', 'apache2.txt'), 'utf8'));
+    await tree.create(
+      LICENSE_FILE,
+      await readFile(path.join(templatesDir, 'licenses', 'apache2.txt'), 'utf8'),
+    );
   }
   const project: ProjectConfig = {
     version: '3',

@@ -17,11 +17,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubesmithError } from '../errors.js';
 import { kubesmithVersion } from '../version.js';
+import { LOCAL_PACKAGES_DIR } from '../project/layout.js';
 
-export const RUNTIME_PACKAGE = '@kubesmith/runtime';
-export const CLI_PACKAGE = 'kubesmith';
+const RUNTIME_PACKAGE = '@kubesmith/runtime';
+const CLI_PACKAGE = 'kubesmith';
 /** The directory of a project that holds kubesmith's tarballs. */
-export const LOCAL_PACKAGES_DIR = '.kubesmith';
 /** How long to wait for the registry's answer before deciding it does not have this version. */
 const REGISTRY_TIMEOUT_MS = 20_000;
 

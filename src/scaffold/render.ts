@@ -3,6 +3,8 @@
  * `.hbs` suffix is dropped and a `dot-` prefix becomes `.` (npm leaves dot files out of packages).
  * Templates compile in strict mode, so a variable missing from the context is an error, not a blank.
  * Text from the command line goes through the helper named for its sink (escape.ts): `{{tsString image}}`.
+ * What to do when the file exists is the template's own: a first line `{{!-- if-exists: skip ... --}}`
+ * (docs/templates.md); without one, a file the user has with other content is a conflict.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -17,6 +19,18 @@ export const templatesDir = fileURLToPath(new URL('../../templates/', import.met
 export interface RenderedFile {
   path: string;
   content: string;
+  /** The template's rule for a file that exists with other content. */
+  ifExists: IfExists;
+}
+
+/** The template's first line, when it says what to do with an existing file; a handlebars comment. */
+const IF_EXISTS_LINE = /^\{\{!-- if-exists: (conflict|skip|overwrite)\b.*--\}\}\r?\n/;
+
+/** The template's rule and its text without the line that says it. */
+function ifExistsOf(source: string): { ifExists: IfExists; template: string } {
+  const match = IF_EXISTS_LINE.exec(source);
+  if (!match) return { ifExists: 'conflict', template: source };
+  return { ifExists: match[1] as IfExists, template: source.slice(match[0].length) };
 }
 
 /** A handlebars environment with the escaping helpers. */
@@ -37,25 +51,24 @@ export async function renderFolder(folder: string, context: object): Promise<Ren
   const handlebars = templateEngine();
   return Promise.all(
     files.map(async (relative) => {
-      const source = await readFile(path.join(base, relative), 'utf8');
-      const content = handlebars.compile(source, { noEscape: true, strict: true })(context);
-      return { path: outputPath(relative, context, handlebars), content };
+      const { ifExists, template } = ifExistsOf(await readFile(path.join(base, relative), 'utf8'));
+      const content = handlebars.compile(template, { noEscape: true, strict: true })(context);
+      return { path: outputPath(relative, context, handlebars), content, ifExists };
     }),
   );
 }
 
-/** Renders and adds every file of `folder`; `ifExists` decides per output path. */
+/** Renders and adds every file of `folder`, each with its template's if-exists rule. */
 export async function addFolder(
   tree: Tree,
   folder: string,
   context: object,
-  ifExists: (file: string) => IfExists = () => 'conflict',
   /** Output paths to leave out (another folder renders them). */
   exclude: ReadonlySet<string> = new Set(),
 ): Promise<void> {
   for (const file of await renderFolder(folder, context)) {
     if (exclude.has(file.path)) continue;
-    await tree.create(file.path, file.content, ifExists(file.path));
+    await tree.create(file.path, file.content, file.ifExists);
   }
 }
 

@@ -10,7 +10,6 @@ import { readFile } from 'node:fs/promises';
 import { KubesmithError } from '../errors.js';
 import { serializeProject, type ProjectConfig, type ResourceConfig } from '../project/config.js';
 import type { LoadedProject } from '../project/find.js';
-import { PROJECT_FILE } from '../project/layout.js';
 import { BUILTIN_GROUPS, findResource, resolveResource, type ResourceFlags } from '../project/resource.js';
 import { apiContext, type ApiContext } from './context.js';
 import { addAtMarker } from './add-at-marker.js';
@@ -25,6 +24,8 @@ import {
   importPath,
   kindLayout,
   MAIN_FILE,
+  NETWORK_POLICY_KUSTOMIZATION_FILE,
+  PROJECT_FILE,
   rootFrom,
 } from '../project/layout.js';
 import { Tree } from './tree.js';
@@ -66,6 +67,9 @@ export interface SpokeContext extends WebhookContext {
   spokeKind: string;
   spokeType: string;
   conversionImportFromHubWebhook: string;
+  /** From the hub's webhook integration test to the spoke's types and conversion modules. */
+  spokeTypesFromWebhookTest: string;
+  spokeConversionFromWebhookTest: string;
 }
 
 export interface WebhookContext extends ApiContext {
@@ -138,6 +142,8 @@ function spokeContext(hub: WebhookContext, spoke: ApiContext): SpokeContext {
     spokeKind: `${hub.kind}${suffix}Kind`,
     spokeType: `${hub.kind}${suffix}`,
     conversionImportFromHubWebhook: importPath(hubLayout.apiDir, spokeLayout.conversionFile),
+    spokeTypesFromWebhookTest: importPath(hubLayout.webhookTestDir, spokeLayout.typesFile),
+    spokeConversionFromWebhookTest: importPath(hubLayout.webhookTestDir, spokeLayout.conversionFile),
   };
 }
 
@@ -147,7 +153,7 @@ const STORAGE_VERSION = '+kubebuilder:storageversion';
  * Marks the hub `kind` in `content` (its types file) as the storage version: a line in the doc comment
  * right above `export interface <kind>`. Undefined when that comment cannot be found.
  */
-export function markStorageVersion(content: string, kind: string): string | undefined {
+function markStorageVersion(content: string, kind: string): string | undefined {
   const lines = content.split('\n');
   const declaration = lines.findIndex((line) => line.startsWith(`export interface ${kind} `));
   const end = declaration - 1;
@@ -195,11 +201,7 @@ export async function planCreateWebhook(
     );
   }
   // The kind's recorded plural (`create api --plural`) names its resource in the webhook rules.
-  const resource = resolveResource(
-    { ...options, ...(existing?.plural ? { plural: existing.plural } : {}) },
-    config,
-    builtin,
-  );
+  const resource = resolveResource(options, config, builtin);
   const hooks = existing?.webhooks;
   const wanted = [
     ...(options.defaulting ? [['defaulting', hooks?.defaulting] as const] : []),
@@ -220,15 +222,15 @@ export async function planCreateWebhook(
   const tree = new Tree(project.root, options.force);
   const boilerplate = (await tree.read(BOILERPLATE_FILE)) ?? '';
   const context = webhookContext(apiContext(config, resource, boilerplate), resource.builtin);
-  await addFolder(tree, 'webhook/files', context, () => 'skip');
+  await addFolder(tree, 'webhook/files', context);
   // Built-in kinds without a known valid object get no test on the API server.
   const integration = !context.builtin || context.builtinSampleFields !== '';
-  if (integration) await addFolder(tree, 'webhook/integration', context, () => 'skip');
+  if (integration) await addFolder(tree, 'webhook/integration', context);
   const block = async (file: string, point: string, fragment: string) =>
     addAtMarker(tree, file, point, await renderFragment(fragment, context), { block: true });
   if (wanted.length > 0) {
     // The admission webhooks' imports and unit tests: a conversion alone needs neither.
-    await addFolder(tree, 'webhook/unit', context, () => 'skip');
+    await addFolder(tree, 'webhook/unit', context);
     const imports = await renderFragment('admission-imports.ts.hbs', context);
     await addAtMarker(tree, context.webhookFile, 'imports', imports);
   }
@@ -244,7 +246,7 @@ export async function planCreateWebhook(
       );
     }
   }
-  if (options.conversion) await addConversion(tree, config, context, spokes, options.force);
+  if (options.conversion) await addConversion(tree, config, context, spokes);
   await addAtMarker(
     tree,
     MAIN_FILE,
@@ -261,7 +263,7 @@ export async function planCreateWebhook(
   await addAtMarker(tree, DEFAULT_KUSTOMIZATION_FILE, 'webhookpatches', '- path: manager_webhook_patch.yaml');
   await addAtMarker(
     tree,
-    'config/network-policy/kustomization.yaml',
+    NETWORK_POLICY_KUSTOMIZATION_FILE,
     'networkpolicies',
     '- allow-webhook-traffic.yaml',
   );
@@ -339,9 +341,8 @@ async function addConversion(
   config: ProjectConfig,
   context: WebhookContext,
   spokes: ResourceConfig[],
-  force: boolean,
 ): Promise<void> {
-  await addFolder(tree, 'webhook/conversion', context, () => 'skip');
+  await addFolder(tree, 'webhook/conversion', context);
   await addAtMarker(
     tree,
     CRD_KUSTOMIZATION_FILE,
@@ -356,7 +357,6 @@ async function addConversion(
         group: spoke.group,
         version: spoke.version,
         kind: spoke.kind,
-        ...(spoke.plural ? { plural: spoke.plural } : {}),
         namespaced: spoke.api?.namespaced ?? true,
       },
       config,
@@ -364,12 +364,13 @@ async function addConversion(
     );
     const spokeApi = apiContext(config, spokeResource, context.boilerplate);
     const sc = spokeContext(context, spokeApi);
-    await addFolder(tree, 'webhook/spoke', sc, () => (force ? 'overwrite' : 'conflict'));
+    await addFolder(tree, 'webhook/spoke', sc);
     await addAtMarker(
       tree,
       context.webhookFile,
       'imports',
-      `import { ${sc.conversionName} } from '${sc.conversionImportFromHubWebhook}';`,
+      `import { registerConversion } from '@kubesmith/runtime';\n` +
+        `import { ${sc.conversionName} } from '${sc.conversionImportFromHubWebhook}';`,
     );
     await addAtMarker(
       tree,
@@ -377,13 +378,12 @@ async function addConversion(
       'register',
       await renderFragment('conversion-register.ts.hbs', sc),
     );
-    const fromTest = `${context.rootFromWebhookTest}src/api/${context.group}/${sc.spokeVersion}/${context.kindLower}`;
     await addAtMarker(
       tree,
       context.webhookIntegrationTestFile,
       'imports',
-      `import { ${context.kind}Kind as ${sc.spokeKind}, type ${context.kind} as ${sc.spokeType} } from '${fromTest}.types.js';\n` +
-        `import * as ${sc.spokeModule} from '${fromTest}.conversion.js';`,
+      `import { ${context.kind}Kind as ${sc.spokeKind}, type ${context.kind} as ${sc.spokeType} } from '${sc.spokeTypesFromWebhookTest}';\n` +
+        `import * as ${sc.spokeModule} from '${sc.spokeConversionFromWebhookTest}';`,
     );
     await addAtMarker(
       tree,
@@ -402,7 +402,8 @@ async function markHubStorageVersion(
   config: ProjectConfig,
   context: WebhookContext,
 ): Promise<void> {
-  const typesFile = (version: string) => `src/api/${context.group}/${version}/${context.kindLower}.types.ts`;
+  const typesFile = (version: string) =>
+    kindLayout({ ...context, version, builtin: false }, context.multigroup).typesFile;
   const versions = config.resources.filter(
     (r) => r.api && r.group === context.group && r.kind === context.kind,
   );

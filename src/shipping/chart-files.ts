@@ -21,8 +21,9 @@ import path from 'node:path';
 import { KubesmithError } from '../errors.js';
 import { containedPaths } from '../project/contained.js';
 import type { Plan, PlanEntry } from '../scaffold/plan.js';
+import { CHART_RECORD_FILE } from '../project/layout.js';
 
-export const MANIFEST_FILE = '.kubesmith-files';
+export const MANIFEST_FILE = CHART_RECORD_FILE;
 /** The files the user owns after the first run: never rewritten. */
 const USER_FILES = new Set(['Chart.yaml']);
 /** Files whose edits are expected (merged or kept): no hash recorded, never a conflict. */

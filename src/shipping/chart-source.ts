@@ -11,6 +11,7 @@ import path from 'node:path';
 import { parseAllDocuments, parse } from 'yaml';
 import { KubesmithError } from '../errors.js';
 import { renderOverlay } from './installer.js';
+import { CONFIG_DIR, DEFAULT_CONFIG_DIR, DEFAULT_KUSTOMIZATION_FILE } from '../project/layout.js';
 
 /** The optional parts of config/ that the chart always carries, behind a value. */
 const OPTIONAL_PARTS = ['prometheus', 'network-policy'];
@@ -24,18 +25,15 @@ export interface ChartSource {
 }
 
 export async function renderChartSource(root: string, kubectl: string): Promise<ChartSource> {
-  const defaultDir = path.join(root, 'config', 'default');
+  const defaultDir = path.join(root, DEFAULT_CONFIG_DIR);
   const kustomizationFile = path.join(defaultDir, 'kustomization.yaml');
   let kustomization: Record<string, unknown>;
   try {
     kustomization = (parse(await readFile(kustomizationFile, 'utf8')) ?? {}) as Record<string, unknown>;
   } catch (error) {
-    throw new KubesmithError(
-      `config/default/kustomization.yaml: ${(error as Error).message.split('\n')[0]}`,
-      {
-        hint: 'the chart is made from config/default; restore it (kubesmith init writes it); nothing was written',
-      },
-    );
+    throw new KubesmithError(`${DEFAULT_KUSTOMIZATION_FILE}: ${(error as Error).message.split('\n')[0]}`, {
+      hint: 'the chart is made from config/default; restore it (kubesmith init writes it); nothing was written',
+    });
   }
   const included = new Set(
     ((kustomization['resources'] as unknown[] | undefined) ?? []).map((entry) =>
@@ -43,7 +41,7 @@ export async function renderChartSource(root: string, kubectl: string): Promise<
     ),
   );
   const added = OPTIONAL_PARTS.filter((part) => {
-    const dir = path.join(root, 'config', part);
+    const dir = path.join(root, CONFIG_DIR, part);
     return existsSync(path.join(dir, 'kustomization.yaml')) && !included.has(dir);
   });
   const files: Record<string, string> = {
@@ -51,7 +49,7 @@ export async function renderChartSource(root: string, kubectl: string): Promise<
       'apiVersion: kustomize.config.k8s.io/v1beta1',
       'kind: Kustomization',
       'resources:',
-      '- ../config/default',
+      `- ../${DEFAULT_CONFIG_DIR}`,
       ...(added.length > 0 ? ['- optional'] : []),
       '',
     ].join('\n'),
@@ -64,7 +62,7 @@ export async function renderChartSource(root: string, kubectl: string): Promise<
       apiVersion: 'kustomize.config.k8s.io/v1beta1',
       kind: 'Kustomization',
       ...shared,
-      resources: added.map((part) => `../../config/${part}`),
+      resources: added.map((part) => `../../${CONFIG_DIR}/${part}`),
     });
   }
   const yaml = await renderOverlay(root, kubectl, files);

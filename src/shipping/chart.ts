@@ -21,6 +21,7 @@ import { Document } from 'yaml';
 import { KubesmithError } from '../errors.js';
 import { escapeRawCharacters, goYamlText } from '../manifests/yaml.js';
 import type { ImageReference } from '../project/image.js';
+import { DEFAULT_CONFIG_DIR } from '../project/layout.js';
 
 type Obj = Record<string, unknown>;
 
@@ -252,7 +253,7 @@ function nameOf(object: Obj): string {
 }
 
 function manifestError(message: string): KubesmithError {
-  return new KubesmithError(`config/default: ${message}`, {
+  return new KubesmithError(`${DEFAULT_CONFIG_DIR}: ${message}`, {
     hint: 'the chart is made from `kubectl kustomize config/default`; restore config/manager and config/default as `kubesmith init` wrote them',
   });
 }

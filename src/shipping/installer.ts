@@ -10,9 +10,10 @@ import { KubesmithError } from '../errors.js';
 import { yaml } from '../lazy-yaml.js';
 import type { ImageReference } from '../project/image.js';
 import { checkKustomizeSources } from './kustomize-sources.js';
+import { DEFAULT_CONFIG_DIR, TEMPORARY_PREFIX } from '../project/layout.js';
 
 /** The image name config/manager/kustomization.yaml gives the manager container. */
-export const MANAGER_IMAGE = 'controller';
+const MANAGER_IMAGE = 'controller';
 /** kubectl kustomize of a project takes well under a second; a hung one must not hang CI. */
 const KUSTOMIZE_TIMEOUT_MS = 120_000;
 const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
@@ -29,7 +30,7 @@ export async function renderInstaller(root: string, kubectl: string, image: Imag
       'apiVersion: kustomize.config.k8s.io/v1beta1',
       'kind: Kustomization',
       'resources:',
-      '- ../config/default',
+      `- ../${DEFAULT_CONFIG_DIR}`,
       'images:',
       ...images,
       '',
@@ -69,7 +70,7 @@ export async function renderOverlay(
   files: Record<string, string>,
 ): Promise<string> {
   checkKustomizeSources(root, overlaySources(files));
-  const overlay = await mkdtemp(path.join(root, '.kubesmith-installer-'));
+  const overlay = await mkdtemp(path.join(root, `${TEMPORARY_PREFIX}installer-`));
   try {
     for (const [file, content] of Object.entries(files)) {
       await mkdir(path.dirname(path.join(overlay, file)), { recursive: true });

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { KubesmithError } from '../errors.js';
 import { yaml } from '../lazy-yaml.js';
 import { containedPath } from '../project/contained.js';
+import { CONFIG_DIR } from '../project/layout.js';
 
 const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
 /** The keys whose entries are directories (or files) kustomize loads as further roots. */
@@ -29,7 +30,7 @@ export function checkKustomizeSources(root: string, startDirs: readonly string[]
     if (seen.has(dir)) continue;
     seen.add(dir);
     if (seen.size > MAX_KUSTOMIZATIONS) {
-      throw new KubesmithError(`config/ lists more than ${MAX_KUSTOMIZATIONS} kustomizations`, {
+      throw new KubesmithError(`${CONFIG_DIR}/ lists more than ${MAX_KUSTOMIZATIONS} kustomizations`, {
         hint: 'kubesmith renders the config/ tree it scaffolded; nothing was written',
       });
     }

@@ -202,6 +202,27 @@ describe('kubesmith create api', () => {
     expect((parse(await read(dir, 'PROJECT')) as { resources: unknown[] }).resources).toHaveLength(2);
   });
 
+  it("a second kind of the group-version keeps the user's edits of the files they share", async () => {
+    await run(dir, ...guestbook);
+    const groupVersion = path.join(dir, 'src/api/webapp/v1/group-version.ts');
+    await writeFile(groupVersion, `${await read(dir, 'src/api/webapp/v1/group-version.ts')}// ours\n`);
+    const second = await run(
+      dir,
+      'create',
+      'api',
+      '--group',
+      'webapp',
+      '--version',
+      'v1',
+      '--kind',
+      'Visitor',
+    );
+    expect(second.code).toBe(0);
+    expect(await read(dir, 'src/api/webapp/v1/group-version.ts')).toMatch(/\/\/ ours\n$/);
+    // The template's if-exists line is a rule, never a line of the file.
+    expect(await read(dir, 'src/api/webapp/v1/group-version.ts')).not.toMatch(/if-exists/);
+  });
+
   it('a re-run with --force of an unchanged API changes no file', async () => {
     await run(dir, ...guestbook);
     const before = await snapshot(dir);
@@ -293,6 +314,39 @@ describe('kubesmith create api', () => {
     expect(crd.metadata.name).toBe('octopodes.webapp.example.com');
     expect(crd.spec.names.plural).toBe('octopodes');
     await expectKustomizedCrdsExist(dir, ['bases/webapp.example.com_octopodes.yaml']);
+  });
+
+  it('one plural, given by --plural, names the kind in every file, through every later command', async () => {
+    const octopus = ['--group', 'webapp', '--version', 'v1', '--kind', 'Octopus'];
+    expect(
+      (await run(dir, 'create', 'api', ...octopus, '--plural', 'octopodes', '--controller=false')).code,
+    ).toBe(0);
+    // Later commands take the plural PROJECT records: a controller for the kind, a webhook, a re-scaffold.
+    expect((await run(dir, 'create', 'api', ...octopus, '--resource=false', '--controller')).code).toBe(0);
+    expect((await run(dir, 'create', 'webhook', ...octopus, '--defaulting')).code).toBe(0);
+    expect((await run(dir, 'create', 'api', ...octopus, '--force')).code).toBe(0);
+    const files = await snapshot(dir);
+    // kubebuilder's and controller-gen's own plural of Octopus (flect's): in no file.
+    expect(Object.entries(files).filter(([, text]) => /octupuses|octopi/.test(text))).toEqual([]);
+    expect(parse(files['PROJECT']!)).toMatchObject({ resources: [{ kind: 'Octopus', plural: 'octopodes' }] });
+    expect(files['src/controllers/octopus.controller.ts']).toMatch(/resources=octopodes,/);
+    expect(files['src/api/webapp/v1/octopus.types.ts']).toMatch(/\+kubebuilder:resource:path=octopodes$/m);
+    expect(files['src/api/webapp/v1/octopus.webhook.ts']).toMatch(/resources=octopodes,/);
+    expect(files['config/rbac/role.yaml']).toMatch(/- octopodes$/m);
+    expect(files['config/rbac/octopus_editor_role.yaml']).toMatch(/- octopodes$/m);
+    expect(files['config/webhook/manifests.yaml']).toMatch(/- octopodes$/m);
+    await expectKustomizedCrdsExist(dir, ['bases/webapp.example.com_octopodes.yaml']);
+  });
+
+  it('an irregular plural (Person: people) names the kind in every file', async () => {
+    const person = ['create', 'api', '--group', 'webapp', '--version', 'v1', '--kind', 'Person'];
+    expect((await run(dir, ...person)).code).toBe(0);
+    const files = await snapshot(dir);
+    expect(Object.entries(files).filter(([, text]) => /persons/.test(text))).toEqual([]);
+    expect(files['src/controllers/person.controller.ts']).toMatch(/resources=people,/);
+    expect(files['config/rbac/role.yaml']).toMatch(/- people$/m);
+    expect(files['config/rbac/person_viewer_role.yaml']).toMatch(/- people$/m);
+    await expectKustomizedCrdsExist(dir, ['bases/webapp.example.com_people.yaml']);
   });
 
   it('names the CRD with the recorded plural where kubebuilder and controller-gen default differently', async () => {

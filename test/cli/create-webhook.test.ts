@@ -214,8 +214,9 @@ describe('kubesmith create webhook', () => {
       expect(webhook).toMatch(
         /import \{ guestbookV2Conversion \} from '\.\.\/v2\/guestbook\.conversion\.js';/,
       );
+      expect(webhook).toMatch(/^import \{ registerConversion \} from '@kubesmith\/runtime';$/m);
       expect(webhook).toMatch(
-        /mgr\.webhookServer\.registerConversion\(GuestbookKind, \[guestbookV2Conversion\]\);/,
+        /registerConversion\(mgr\.webhookServer, GuestbookKind, \[guestbookV2Conversion\]\);/,
       );
       expect(existsSync(path.join(dir, 'test/api/webapp/v2/guestbook.conversion.test.ts'))).toBe(true);
       const integration = await read(dir, 'test/api/webapp/v1/guestbook.webhook.integration.test.ts');

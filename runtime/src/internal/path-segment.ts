@@ -6,7 +6,7 @@
  */
 
 /** What is wrong with `name` as a path segment, in client-go's words; empty when nothing. */
-export function pathSegmentProblems(name: string): string[] {
+function pathSegmentProblems(name: string): string[] {
   if (name === '.' || name === '..') return [`may not be '${name}'`];
   return ['/', '%'].filter((c) => name.includes(c)).map((c) => `may not contain '${c}'`);
 }

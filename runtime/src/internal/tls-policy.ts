@@ -37,21 +37,20 @@ export const FORWARD_SECRET_CIPHERS = [
  */
 export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000;
 
+/** A server's TLS settings, resolved (withDefaults gives the defaults above). */
 export interface TlsPolicyOptions {
-  /** Default: DEFAULT_TLS_MIN_VERSION. */
-  tlsMinVersion?: TlsMinVersion;
-  /** TLS 1.2 and 1.3 suites, OpenSSL names joined by `:`. Default: FORWARD_SECRET_CIPHERS. */
-  tlsCiphers?: string;
-  /** Default: DEFAULT_HANDSHAKE_TIMEOUT_MS. */
-  handshakeTimeoutMs?: number;
+  tlsMinVersion: TlsMinVersion;
+  /** TLS 1.2 and 1.3 suites, OpenSSL names joined by `:`. */
+  tlsCiphers: string;
+  handshakeTimeoutMs: number;
 }
 
-/** The TLS options of a server under the policy, with the caller's overrides. */
+/** The TLS options of a server under the policy. */
 export function tlsServerOptions(options: TlsPolicyOptions): tls.TlsOptions {
   return {
-    minVersion: options.tlsMinVersion ?? DEFAULT_TLS_MIN_VERSION,
-    ciphers: options.tlsCiphers ?? FORWARD_SECRET_CIPHERS,
-    handshakeTimeout: options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS,
+    minVersion: options.tlsMinVersion,
+    ciphers: options.tlsCiphers,
+    handshakeTimeout: options.handshakeTimeoutMs,
     // The server's order of preference wins: forward-secret AEADs first, whatever the client lists.
     honorCipherOrder: true,
   };

@@ -15,7 +15,7 @@ import { deepCopy } from '../internal/deepcopy.js';
 import type { ResourceKind } from '../kinds.js';
 import { createPatch, type JsonValue } from './internal/jsonpatch.js';
 import { messages } from './internal/messages.js';
-import type { Answer, Webhook, WebhookContext } from './server.js';
+import type { Answer, Webhook, WebhookContext } from './webhook.js';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 

@@ -9,7 +9,7 @@
  *   convertTo: (v2): GuestbookV1 => ({ ...v2, apiVersion: GuestbookV1.apiVersion, spec: { ... } }),
  *   convertFrom: (v1): GuestbookV2Type => ({ ...v1, apiVersion: GuestbookV2.apiVersion, spec: { ... } }),
  * });
- * server.registerConversion(GuestbookV1, [guestbookV2]);
+ * registerConversion(server, GuestbookV1, [guestbookV2]);
  * ```
  *
  * The converters get copies, so they may change and return them. The server sets `apiVersion` and `kind`
@@ -20,7 +20,9 @@ import { deepCopy } from '../internal/deepcopy.js';
 import type { ResourceKind } from '../kinds.js';
 import type { ReviewStatus } from './admission.js';
 import { messages } from './internal/messages.js';
-import type { Answer, Webhook, WebhookContext } from './server.js';
+import { CONVERT_PATH } from './paths.js';
+import type { WebhookServer } from './server.js';
+import type { Answer, Webhook, WebhookContext } from './webhook.js';
 
 export const CONVERSION_API_VERSION = 'apiextensions.k8s.io/v1';
 
@@ -237,10 +239,28 @@ export class ConversionWebhook implements Webhook {
   }
 }
 
-/** A conversion webhook for `hub`'s kind: register it at `CONVERT_PATH`, or use server.registerConversion. */
+/** A conversion webhook for `hub`'s kind: register it at `CONVERT_PATH`, or use registerConversion. */
 export function conversion<Hub>(
   hub: ResourceKind<Hub>,
   spokes: Convertible<Hub, unknown>[],
 ): ConversionWebhook {
   return new ConversionWebhook().add(hub, spokes);
+}
+
+/**
+ * Adds the conversions of `hub`'s kind to `server`'s conversion webhook at `/convert`, registering it the
+ * first time: every CRD of the operator converts through the same path, as kubebuilder's configurations
+ * expect.
+ */
+export function registerConversion<Hub>(
+  server: WebhookServer,
+  hub: ResourceKind<Hub>,
+  spokes: Convertible<Hub, unknown>[],
+): void {
+  const existing = server.registered(CONVERT_PATH);
+  if (existing instanceof ConversionWebhook) {
+    existing.add(hub, spokes);
+    return;
+  }
+  server.register(CONVERT_PATH, new ConversionWebhook().add(hub, spokes));
 }

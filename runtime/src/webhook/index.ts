@@ -6,11 +6,9 @@ export {
   DEFAULT_WEBHOOK_PORT,
   FORWARD_SECRET_CIPHERS,
   WebhookServer,
-  type Answer,
-  type Webhook,
-  type WebhookContext,
   type WebhookServerOptions,
 } from './server.js';
+export type { Answer, Webhook, WebhookContext } from './webhook.js';
 export {
   ADMISSION_API_VERSION,
   DeniedError,
@@ -37,6 +35,7 @@ export {
   ConversionWebhook,
   conversion,
   convertible,
+  registerConversion,
   type ConversionRequest,
   type ConversionResponse,
   type ConversionReview,

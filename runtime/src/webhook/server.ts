@@ -5,7 +5,7 @@
  * failure, and counts requests per path in controller-runtime's series.
  *
  * ```ts
- * const server = new WebhookServer({ logger, metrics });
+ * const server = new WebhookServer(webhookServerConfig({ logger, metrics }));
  * server.register(mutatePath(Guestbook), defaulting(Guestbook, guestbookDefaulter));
  * server.register(validatePath(Guestbook), validating(Guestbook, guestbookValidator));
  * await server.start(); // listens on :9443 with /tmp/k8s-webhook-server/serving-certs/tls.{crt,key}
@@ -15,53 +15,14 @@ import https from 'node:https';
 import type http from 'node:http';
 import http2 from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { limitConnections } from '../internal/connection-limit.js';
-import {
-  DEFAULT_HANDSHAKE_TIMEOUT_MS,
-  DEFAULT_TLS_MIN_VERSION,
-  FORWARD_SECRET_CIPHERS,
-  tlsServerOptions,
-  type TlsMinVersion,
-} from '../internal/tls-policy.js';
-import type { ResourceKind } from '../kinds.js';
-import { createLogger, type Logger } from '../logger.js';
-import { Metrics } from '../metrics.js';
-import { ConversionWebhook, type Convertible } from './conversion.js';
+import { FORWARD_SECRET_CIPHERS, tlsServerOptions, type TlsMinVersion } from '../internal/tls-policy.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { WebhookServerConfig } from '../options.js';
 import { CertWatcher } from './internal/certs.js';
 import { messages } from './internal/messages.js';
-import { CONVERT_PATH } from './paths.js';
-
-/** What a webhook receives besides the review. */
-export interface WebhookContext {
-  /** Aborted when the request times out or the caller goes away: pass it to slow calls. */
-  signal: AbortSignal;
-  /** The server's logger, with the webhook's path (and, for admission, the request's uid and object). */
-  logger: Logger;
-}
-
-/** A webhook's answer to one review. */
-export interface Answer {
-  /** HTTP status. Default: 200 (a review whose response says what went wrong is still a 200). */
-  status?: number;
-  /** The review sent back. */
-  body: unknown;
-  /** Set when the answer reports a failure: the server logs it, once. */
-  failure?: string;
-  /** The error behind the failure, logged with its stack. */
-  error?: unknown;
-}
-
-/** What the server calls: `defaulting(...)`, `validating(...)` and `conversion(...)` make them. */
-export interface Webhook {
-  /** The apiVersion and kind of the reviews it answers; others are refused with a 400. */
-  readonly review: { readonly apiVersion: string; readonly kind: string };
-  /** Answers a review (already checked to be of `review`'s apiVersion and kind). Never throws. */
-  answer(body: Record<string, unknown>, context: WebhookContext): Promise<Answer>;
-  /** The review to send when the request cannot be answered: malformed, too large, timed out. */
-  failure(body: Record<string, unknown>, code: number, message: string, reason?: string): unknown;
-}
+import type { Answer, Webhook } from './webhook.js';
 
 export interface WebhookServerOptions {
   /** The address to listen on. Default: all interfaces. */
@@ -154,33 +115,6 @@ const IN_FLIGHT = 'controller_runtime_webhook_requests_in_flight';
 const IN_FLIGHT_HELP = 'Current number of admission requests being served.';
 const PATH_PATTERN = /^((\/[a-zA-Z0-9_-]+)+|\/)$/;
 
-type Required_ = Required<Omit<WebhookServerOptions, 'logger' | 'metrics' | 'host'>> & {
-  host: string | undefined;
-};
-
-function withDefaults(options: WebhookServerOptions): Required_ {
-  return {
-    host: options.host,
-    port: options.port ?? DEFAULT_WEBHOOK_PORT,
-    certDir: options.certDir ?? path.join(os.tmpdir(), 'k8s-webhook-server', 'serving-certs'),
-    certName: options.certName ?? 'tls.crt',
-    keyName: options.keyName ?? 'tls.key',
-    certPollIntervalMs: options.certPollIntervalMs ?? 10_000,
-    maxRequestBytes: options.maxRequestBytes ?? 7 * 1024 * 1024,
-    requestTimeoutMs: options.requestTimeoutMs ?? 9_000,
-    handshakeTimeoutMs: options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS,
-    headersTimeoutMs: options.headersTimeoutMs ?? 10_000,
-    readTimeoutMs: options.readTimeoutMs ?? 30_000,
-    keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? 30_000,
-    maxConnections: options.maxConnections ?? 256,
-    maxConcurrentRequests: options.maxConcurrentRequests ?? 64,
-    maxInFlightBytes: options.maxInFlightBytes ?? 24 * 1024 * 1024,
-    tlsMinVersion: options.tlsMinVersion ?? DEFAULT_TLS_MIN_VERSION,
-    tlsCiphers: options.tlsCiphers ?? FORWARD_SECRET_CIPHERS,
-    enableHttp2: options.enableHttp2 ?? false,
-  };
-}
-
 /** A request the server refuses before any webhook sees it. */
 class Refusal extends Error {
   constructor(
@@ -199,7 +133,7 @@ export class WebhookServer {
   /** Request bytes buffered now, across requests (maxInFlightBytes). */
   private readonly budget: ByteBudget;
   readonly metrics: Metrics;
-  private readonly options: Required_;
+  private readonly options: WebhookServerConfig;
   private readonly webhooks = new Map<string, Webhook>();
   private server: https.Server | http2.Http2SecureServer | undefined;
   /** With HTTP/2: its sessions, and its HTTP/1.1 connections with their requests in flight (for stop()). */
@@ -211,11 +145,12 @@ export class WebhookServer {
   /** Where the server listens, once started. */
   address: AddressInfo | undefined;
 
-  constructor(options: WebhookServerOptions = {}) {
-    this.options = withDefaults(options);
-    this.budget = { used: 0, max: this.options.maxInFlightBytes };
-    this.logger = options.logger ?? createLogger();
-    this.metrics = options.metrics ?? new Metrics();
+  /** `config`: the options resolved, every default applied (webhookServerConfig in options.ts). */
+  constructor(config: WebhookServerConfig) {
+    this.options = config;
+    this.budget = { used: 0, max: config.maxInFlightBytes };
+    this.logger = config.logger;
+    this.metrics = config.metrics;
   }
 
   /** Serves `webhook` at `path` (before or after start). A path serves one webhook. */
@@ -230,17 +165,9 @@ export class WebhookServer {
     this.logger.info('Registering webhook', { path });
   }
 
-  /**
-   * Adds the conversions of `hub`'s kind to the conversion webhook at `/convert`, registering it the first
-   * time: every CRD of the operator converts through the same path, as kubebuilder's configurations expect.
-   */
-  registerConversion<Hub>(hub: ResourceKind<Hub>, spokes: Convertible<Hub, unknown>[]): void {
-    const existing = this.webhooks.get(CONVERT_PATH);
-    if (existing instanceof ConversionWebhook) {
-      existing.add(hub, spokes);
-      return;
-    }
-    this.register(CONVERT_PATH, new ConversionWebhook().add(hub, spokes));
+  /** The webhook registered at `path`, if any. */
+  registered(path: string): Webhook | undefined {
+    return this.webhooks.get(path);
   }
 
   /** The registered paths: a manager starts the server only when there are some. */

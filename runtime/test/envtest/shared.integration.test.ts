@@ -26,7 +26,7 @@ import {
 import { ships, type ShipV1, type ShipV2 } from './ships.js';
 import { createLogger } from '../../src/logger.js';
 import { Manager } from '../../src/manager.js';
-import { convertible, defaulting, mutatePath } from '../../src/webhook/index.js';
+import { convertible, defaulting, mutatePath, registerConversion } from '../../src/webhook/index.js';
 
 const GROUP = 'envtest-shared.kubesmith.dev';
 const { V1, V2, crdName: CRD_NAME, crd } = ships(GROUP);
@@ -76,7 +76,7 @@ async function testFile(
     mutatePath(V1),
     defaulting(V1, { default: (s) => void (s.spec.crew ??= crewSize) }),
   );
-  mgr.webhookServer.registerConversion(V1, [
+  registerConversion(mgr.webhookServer, V1, [
     convertible<ShipV1, ShipV2>(V2, {
       convertTo: ({ spec, ...rest }) => ({ ...rest, spec: { ...spec.people } }),
       convertFrom: ({ spec, ...rest }) => ({ ...rest, spec: { people: { ...spec } } }),

@@ -26,6 +26,7 @@ import {
   validatePath,
   validating,
   ValidationError,
+  registerConversion,
 } from '../../src/webhook/index.js';
 
 const GROUP = 'envtest-webhooks.kubesmith.dev';
@@ -99,7 +100,7 @@ describe('startEnvtest with webhookInstallOptions', () => {
         },
       }),
     );
-    mgr.webhookServer.registerConversion(V1, [
+    registerConversion(mgr.webhookServer, V1, [
       convertible<ShipV1, ShipV2>(V2, {
         convertTo: ({ spec, ...rest }) => ({ ...rest, spec: { ...spec.people } }),
         convertFrom: ({ spec, ...rest }) => ({ ...rest, spec: { people: { ...spec } } }),

@@ -5,7 +5,7 @@
  * is given up and reopened within 60 s.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { clientNodeInformerFactory, type Informer } from '../../src/cache.js';
+import { reflectorInformerFactory, type Informer } from '../../src/cache.js';
 import { HttpClient, type Client } from '../../src/client.js';
 import type { Envtest } from '../../src/envtest/index.js';
 import { withDefaults } from '../../src/options.js';
@@ -52,7 +52,7 @@ async function startInformer(
   through = proxy.kubeConfig(env.kubeConfig),
 ): Promise<{ informer: Informer; added: string[]; lines: Record<string, unknown>[] }> {
   const { logger, lines } = memoryLogger();
-  const made = clientNodeInformerFactory(
+  const made = reflectorInformerFactory(
     through,
     logger,
     withDefaults(),

@@ -12,6 +12,7 @@ import { closedAfter, silentSockets } from '../sockets.js';
 import { groupVersion } from '../../src/kinds.js';
 import { validating } from '../../src/webhook/admission.js';
 import { validatePath } from '../../src/webhook/paths.js';
+import { webhookServerConfig } from '../../src/options.js';
 import { WebhookServer, type WebhookServerOptions } from '../../src/webhook/server.js';
 import { admissionReview, makeCertificates, memoryLogger, post, tempDir } from '../webhook/helpers.js';
 
@@ -30,7 +31,9 @@ async function serve(options: WebhookServerOptions, delayMs = 0, leafKey: 'ec' |
   cleanup.push(() => fs.rmSync(dir, { recursive: true, force: true }));
   const certs = makeCertificates(dir, 'webhook-test', leafKey);
   const { logger, lines } = memoryLogger();
-  const server = new WebhookServer({ host: '127.0.0.1', port: 0, certDir: dir, logger, ...options });
+  const server = new WebhookServer(
+    webhookServerConfig({ host: '127.0.0.1', port: 0, certDir: dir, logger, ...options }),
+  );
   server.register(
     VALIDATE,
     validating(Guestbook, {

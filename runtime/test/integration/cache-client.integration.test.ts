@@ -6,7 +6,7 @@
 import https from 'node:https';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { controllerManagedBy } from '../../src/builder.js';
-import { clientNodeInformerFactory, type Informer } from '../../src/cache.js';
+import { reflectorInformerFactory, type Informer } from '../../src/cache.js';
 import { HttpClient, type Client } from '../../src/client.js';
 import type { Envtest } from '../../src/envtest/index.js';
 import { isNotFound } from '../../src/errors.js';
@@ -192,7 +192,7 @@ describe("the manager's client", () => {
     for (let i = 0; i < 5; i++) await api.create(WidgetKind, widget(ns, `w${i}`));
     const { logger } = memoryLogger();
     // Pages of 2: the 5 objects take 3 requests, linked by continue tokens.
-    const factory = clientNodeInformerFactory(
+    const factory = reflectorInformerFactory(
       env.kubeConfig,
       logger,
       withDefaults({ cache: { listPageSize: 2, streamingList: false } }),
@@ -249,7 +249,7 @@ describe('informers stream their list', () => {
     const ns = await createNamespace(server, 'stream');
     for (let i = 0; i < 3; i++) await client.create(WidgetKind, widget(ns, `w${i}`));
     const { logger, lines } = memoryLogger();
-    const informer = clientNodeInformerFactory(
+    const informer = reflectorInformerFactory(
       server.kubeConfig,
       logger,
       withDefaults(),

@@ -8,7 +8,7 @@ import net from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { controllerManagedBy } from '../../src/builder.js';
-import { clientNodeInformerFactory, watchWithBookmarks } from '../../src/cache.js';
+import { reflectorInformerFactory, watchWithBookmarks } from '../../src/cache.js';
 import { HttpClient, type Client } from '../../src/client.js';
 import type { Envtest } from '../../src/envtest/index.js';
 import { isNotFound } from '../../src/errors.js';
@@ -360,7 +360,7 @@ describe('a watch that goes silent', () => {
   it('is given up after its timeout and a grace period, and the informer reconnects', async () => {
     const ns = await createNamespace(env, 'silent');
     // timeoutSeconds 1, grace 500 ms: a watch still open after 1.5 s is dead.
-    const informer = clientNodeInformerFactory(throughRelay(), memoryLogger().logger, {
+    const informer = reflectorInformerFactory(throughRelay(), memoryLogger().logger, {
       ...withDefaults(),
       watch: { timeoutSeconds: 1, graceMs: 500 },
     })(ConfigMapKind, { namespace: ns });

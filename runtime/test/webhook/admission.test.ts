@@ -10,7 +10,7 @@ import {
 } from '../../src/webhook/admission.js';
 import { applyJsonPatch } from '../../src/testing/jsonpatch.js';
 import { mutatePath, validatePath } from '../../src/webhook/paths.js';
-import type { Webhook } from '../../src/webhook/server.js';
+import type { Webhook } from '../../src/webhook/webhook.js';
 import { admissionReview, memoryLogger } from './helpers.js';
 
 interface Guestbook {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { groupVersion } from '../../src/kinds.js';
 import { conversion, convertible, type ConversionReview } from '../../src/webhook/conversion.js';
-import type { Webhook } from '../../src/webhook/server.js';
+import type { Webhook } from '../../src/webhook/webhook.js';
 import { memoryLogger } from './helpers.js';
 
 interface V1 {

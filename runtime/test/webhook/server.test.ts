@@ -12,6 +12,7 @@ import {
   type AdmissionReview,
 } from '../../src/webhook/admission.js';
 import { mutatePath, validatePath } from '../../src/webhook/paths.js';
+import { webhookServerConfig } from '../../src/options.js';
 import { WebhookServer, type WebhookServerOptions } from '../../src/webhook/server.js';
 import {
   admissionReview,
@@ -44,7 +45,9 @@ async function serve(options: WebhookServerOptions = {}, setUp?: (server: Webhoo
   cleanup.push(() => fs.rmSync(dir, { recursive: true, force: true }));
   const certs = makeCertificates(dir);
   const { logger, lines } = memoryLogger();
-  const server = new WebhookServer({ host: '127.0.0.1', port: 0, certDir: dir, logger, ...options });
+  const server = new WebhookServer(
+    webhookServerConfig({ host: '127.0.0.1', port: 0, certDir: dir, logger, ...options }),
+  );
   server.register(
     MUTATE,
     defaulting(Guestbook, {
@@ -268,7 +271,9 @@ describe('WebhookServer', () => {
   it('refuses to start without certificate files, naming the file and the fix', async () => {
     const dir = tempDir();
     cleanup.push(() => fs.rmSync(dir, { recursive: true, force: true }));
-    const server = new WebhookServer({ port: 0, certDir: dir, logger: memoryLogger().logger });
+    const server = new WebhookServer(
+      webhookServerConfig({ port: 0, certDir: dir, logger: memoryLogger().logger }),
+    );
     await expect(server.start()).rejects.toThrow(
       `webhook server: cannot read ${path.join(dir, 'tls.crt')}: no such file. The serving certificate and key ` +
         `must be in ${dir} (mount the Secret cert-manager fills there, or set certDir)`,
@@ -276,13 +281,15 @@ describe('WebhookServer', () => {
     fs.writeFileSync(path.join(dir, 'tls.crt'), 'not a certificate');
     fs.writeFileSync(path.join(dir, 'tls.key'), 'not a key');
     await expect(
-      new WebhookServer({ port: 0, certDir: dir, logger: memoryLogger().logger }).start(),
+      new WebhookServer(
+        webhookServerConfig({ port: 0, certDir: dir, logger: memoryLogger().logger }),
+      ).start(),
     ).rejects.toThrow(/do not form a usable pair/);
   });
 
   it('defaults to port 9443 and controller-runtime’s certificate directory', async () => {
     const { logger } = memoryLogger();
-    const server = new WebhookServer({ logger });
+    const server = new WebhookServer(webhookServerConfig({ logger }));
     cleanup.push(() => server.stop());
     await expect(server.start()).rejects.toThrow(/k8s-webhook-server\/serving-certs\/tls\.crt/);
   });
@@ -322,7 +329,7 @@ describe('WebhookServer', () => {
 
   it('shares the registry it is given, and refuses a path twice or a malformed path', async () => {
     const metrics = new Metrics();
-    const server = new WebhookServer({ metrics, logger: memoryLogger().logger });
+    const server = new WebhookServer(webhookServerConfig({ metrics, logger: memoryLogger().logger }));
     server.register(VALIDATE, validating(Guestbook, {}));
     expect(await metrics.render()).toContain(
       `controller_runtime_webhook_requests_total{code="500",webhook="${VALIDATE}"} 0`,

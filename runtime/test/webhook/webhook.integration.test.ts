@@ -23,7 +23,9 @@ import {
   validatePath,
   validating,
   WebhookServer,
+  registerConversion,
 } from '../../src/webhook/index.js';
+import { webhookServerConfig } from '../../src/options.js';
 import { makeCertificates, memoryLogger, tempDir, waitFor } from './helpers.js';
 
 interface GuestbookV1 {
@@ -86,7 +88,9 @@ describe('webhooks called by kube-apiserver', () => {
     certDir = tempDir();
     const certs = makeCertificates(certDir);
     const caBundle = Buffer.from(certs.ca).toString('base64');
-    server = new WebhookServer({ host: '127.0.0.1', port: 0, certDir, logger: memoryLogger().logger });
+    server = new WebhookServer(
+      webhookServerConfig({ host: '127.0.0.1', port: 0, certDir, logger: memoryLogger().logger }),
+    );
     server.register(
       mutatePath(V1),
       defaulting(V1, {
@@ -114,7 +118,7 @@ describe('webhooks called by kube-apiserver', () => {
         },
       }),
     );
-    server.registerConversion(V1, [
+    registerConversion(server, V1, [
       convertible<GuestbookV1, GuestbookV2>(V2, {
         convertTo: ({ spec, ...rest }) => ({
           ...rest,

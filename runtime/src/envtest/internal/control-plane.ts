@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import path from 'node:path';
 import { KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
-import type { Envtest } from '../index.js';
+import type { Envtest } from './handle.js';
 import type { Cluster, ClusterHost } from './cluster.js';
 import { Guard } from './guard.js';
 import { freePorts } from './ports.js';

@@ -27,7 +27,7 @@ export const FAKE_NODE_ANNOTATION_VALUE = 'fake';
 const NOT_READY_TAINTS = new Set(['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']);
 
 /** At most this many fake nodes at start: each one is a lease kwok renews and objects the controllers watch. */
-export const MAX_NODES = 100;
+const MAX_NODES = 100;
 
 /** The Node object for `node`, named `name`. */
 export function nodeObject(name: string, node: FakeNode): V1Node {

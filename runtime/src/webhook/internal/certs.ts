@@ -26,7 +26,7 @@ export interface CertWatcherOptions {
 }
 
 /** Reads the pair and checks that it is usable; throws a message naming the file and the fix. */
-export function readCertificatePair(certDir: string, certName: string, keyName: string): CertificatePair {
+function readCertificatePair(certDir: string, certName: string, keyName: string): CertificatePair {
   const read = (name: string) => {
     const file = path.join(certDir, name);
     try {

@@ -24,6 +24,7 @@ import type { Manager } from '@kubesmith/runtime';
 import { GuestbookKind } from './guestbook.types.js';
 import * as runtime from '@kubesmith/runtime';
 import type { Guestbook } from './guestbook.types.js';
+import { registerConversion } from '@kubesmith/runtime';
 import { guestbookV2Conversion } from '../v2/guestbook.conversion.js';
 // +kubesmith:scaffold:imports
 
@@ -94,6 +95,6 @@ export function setupGuestbookWebhookWithManager(mgr: Manager): void {
     runtime.validating(GuestbookKind, guestbookValidator),
   );
 
-  mgr.webhookServer.registerConversion(GuestbookKind, [guestbookV2Conversion]);
+  registerConversion(mgr.webhookServer, GuestbookKind, [guestbookV2Conversion]);
   // +kubesmith:scaffold:register
 }
