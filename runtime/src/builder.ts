@@ -32,6 +32,8 @@ export interface ControllerHost {
 export interface BuilderOptions {
   /** How many objects are reconciled at once. Default: the manager's `controller.maxConcurrentReconciles`. */
   maxConcurrentReconciles?: number;
+  /** Reconcile changes before replays. Default: the manager's `controller.usePriorityQueue` (true). */
+  usePriorityQueue?: boolean;
 }
 
 /** Options of one watch (`for`, `owns`, `watches`). */
@@ -106,6 +108,7 @@ export function controllerManagedBy(host: ControllerHost): Builder {
         ...(host.getEventRecorderFor ? { recorder: host.getEventRecorderFor(controllerName) } : {}),
         ...(host.leadership ? { signal: host.leadership } : {}),
         ...maxConcurrentReconciles(options, host.controllerDefaults),
+        usePriorityQueue: options.usePriorityQueue ?? host.controllerDefaults?.usePriorityQueue ?? true,
       });
       if (forKind)
         controller.watch(host.informerFor(forKind), requestForObject, [...filters, ...forPredicates]);

@@ -244,7 +244,8 @@ export class WorkQueue {
    * priority and when it was added: one map, as every add and take touches it.
    */
   private readonly dirty = new Map<string, Entry>();
-  private readonly processing = new Set<string>();
+  /** Keys a worker has, each with the priority it was taken at. */
+  private readonly processing = new Map<string, number>();
   /** Delayed keys: their timer, when they are due, and the priority they will be added with. */
   private readonly delayed = new Map<string, { handle: unknown; due: number; priority: number }>();
   private readonly waiters: ((key: string | undefined) => void)[] = [];
@@ -335,6 +336,11 @@ export class WorkQueue {
     this.addAfter(key, this.rateLimiter.when(key), options);
   }
 
+  /** The priority a worker took `key` at (0 when no worker has it). */
+  takenPriority(key: string): number {
+    return this.processing.get(key) ?? 0;
+  }
+
   forget(key: string): void {
     this.rateLimiter.forget(key);
   }
@@ -407,7 +413,7 @@ export class WorkQueue {
   private take(entry: Entry): string {
     const key = entry.key;
     this.dirty.delete(key);
-    this.processing.add(key);
+    this.processing.set(key, entry.priority);
     this.metrics.queued?.(this.clock.now() - entry.added);
     this.metrics.depth?.(this.queue.size);
     return key;
