@@ -108,13 +108,21 @@ async function replay(name: string, usePriorityQueue: boolean): Promise<Replay> 
 }
 
 describe('a controller that starts with many objects', () => {
-  it('reconciles an object created once its cache synced before the replay of the others ends', async () => {
-    const { before } = await replay('new-with-priorities', true);
-    expect(before).toBeLessThan(OBJECTS / 2);
-  }, 60_000 + OBJECTS * 30);
+  it(
+    'reconciles an object created once its cache synced before the replay of the others ends',
+    async () => {
+      const { before } = await replay('new-with-priorities', true);
+      expect(before).toBeLessThan(OBJECTS / 2);
+    },
+    60_000 + OBJECTS * 30,
+  );
 
-  it('with usePriorityQueue off, reconciles it only after the replay', async () => {
-    const { before } = await replay('new-without-priorities', false);
-    expect(before).toBe(OBJECTS);
-  }, 60_000 + OBJECTS * 30);
+  it(
+    'with usePriorityQueue off, reconciles it only after the replay',
+    async () => {
+      const { before } = await replay('new-without-priorities', false);
+      expect(before).toBe(OBJECTS);
+    },
+    60_000 + OBJECTS * 30,
+  );
 });
