@@ -83,6 +83,9 @@ export interface PrioritizedRequest extends Request {
 
 export type MapFunction = (object: KubernetesObject) => PrioritizedRequest[];
 
+/** How many priorities get a `workqueue_depth_by_priority` series of their own; the rest share "other". */
+const PRIORITY_SERIES = 8;
+
 export class Controller {
   readonly name: string;
   readonly queue: WorkQueue;
@@ -133,6 +136,24 @@ export class Controller {
       queueLabels,
     );
     const depth = m.boundGauge('workqueue_depth', 'Current depth of workqueue', queueLabels);
+    // A series for each of the first few priorities seen (a replay's, a change's, a user's own); any
+    // further ones share "other", so that a user's many one-off priorities cannot grow /metrics.
+    const priorityDepths = new Map<number, BoundGauge>();
+    let otherDepth: BoundGauge | undefined;
+    const priorityDepth = (priority: number): BoundGauge => {
+      const gauge = priorityDepths.get(priority);
+      if (gauge !== undefined) return gauge;
+      const series = (label: string) =>
+        m.boundGauge(
+          'workqueue_depth_by_priority',
+          'Current depth of workqueue, by the priority of the keys waiting',
+          { name: options.name, priority: label },
+        );
+      if (priorityDepths.size >= PRIORITY_SERIES) return (otherDepth ??= series('other'));
+      const own = series(String(priority));
+      priorityDepths.set(priority, own);
+      return own;
+    };
     const queued = m.boundHistogram(
       'workqueue_queue_duration_seconds',
       'How long in seconds an item stays in workqueue before being requested',
@@ -147,6 +168,7 @@ export class Controller {
         add: () => adds.inc(),
         retry: () => retries.inc(),
         depth: (value) => depth.set(value),
+        priorityDepth: (priority, change) => priorityDepth(priority).inc(change),
         queued: (ms) => queued.observe(ms / 1000),
       },
     });

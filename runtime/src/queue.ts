@@ -96,8 +96,8 @@ export interface QueueMetrics {
   retry?(): void;
   /** The keys waiting in the queue, all priorities together. */
   depth?(depth: number): void;
-  /** The keys waiting at `priority`, when that number changes (the priority queue only). */
-  priorityDepth?(priority: number, depth: number): void;
+  /** The keys waiting at `priority` changed by `change` (with priorities on only). */
+  priorityDepth?(priority: number, change: number): void;
   /** Milliseconds a key waited in the queue before a worker took it. */
   queued?(ms: number): void;
 }
@@ -182,7 +182,7 @@ class PriorityLines {
   /** Live entries in all lines. */
   size = 0;
 
-  constructor(private readonly onCount: ((priority: number, count: number) => void) | undefined) {}
+  constructor(private readonly onCount: ((priority: number, change: number) => void) | undefined) {}
 
   push(entry: Entry): void {
     let line = this.lines.get(entry.priority);
@@ -233,7 +233,7 @@ class PriorityLines {
     const count = (this.counts.get(priority) ?? 0) + by;
     this.counts.set(priority, count);
     this.size += by;
-    this.onCount?.(priority, count);
+    this.onCount?.(priority, by);
   }
 }
 
@@ -264,7 +264,7 @@ export class WorkQueue {
     this.prioritized = options.priorities ?? true;
     const priorityDepth = this.metrics.priorityDepth;
     this.queue = new PriorityLines(
-      this.prioritized && priorityDepth ? (priority, count) => priorityDepth(priority, count) : undefined,
+      this.prioritized && priorityDepth ? (priority, change) => priorityDepth(priority, change) : undefined,
     );
   }
 

@@ -395,4 +395,31 @@ describe('a controller with the priority queue', () => {
     await controller.stop();
     await running;
   });
+
+  it('reports the depth of its queue in all and by priority, with a bounded number of series', async () => {
+    const { h, controller, informer } = await started(['a', 'b', 'c']);
+    informer.apply(guestbook('new'));
+    informer.apply({ ...guestbook('b'), metadata: { ...guestbook('b').metadata, labels: { x: '1' } } });
+    const depth = (labels: Record<string, string> = {}) =>
+      h.metrics.value(labels['priority'] === undefined ? 'workqueue_depth' : 'workqueue_depth_by_priority', {
+        name: 'guestbook',
+        ...labels,
+      });
+    expect(await depth()).toBe(4);
+    expect(await depth({ priority: '-100' })).toBe(2);
+    expect(await depth({ priority: '0' })).toBe(2);
+    for (let priority = 1; priority <= 10; priority++)
+      controller.queue.add(`default/p${priority}`, { priority });
+    expect(await depth()).toBe(14);
+    // -100 and 0, then 1 to 6 have series of their own; 7 to 10 share "other".
+    expect(await depth({ priority: '6' })).toBe(1);
+    expect(await depth({ priority: '7' })).toBeUndefined();
+    expect(await depth({ priority: 'other' })).toBe(4);
+    const running = controller.start();
+    await settle();
+    expect(await depth()).toBe(0);
+    for (const priority of ['-100', '0', '1', '6', 'other']) expect(await depth({ priority })).toBe(0);
+    await controller.stop();
+    await running;
+  });
 });

@@ -253,7 +253,7 @@ describe('WorkQueue priorities', () => {
     const byPriority = new Map<number, number>();
     const metrics: QueueMetrics = {
       depth: (depth) => depths.push(depth),
-      priorityDepth: (priority, depth) => byPriority.set(priority, depth),
+      priorityDepth: (priority, change) => byPriority.set(priority, (byPriority.get(priority) ?? 0) + change),
     };
     const queue = new WorkQueue({ metrics });
     queue.add('a', { priority: LOW_PRIORITY });
