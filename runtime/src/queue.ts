@@ -168,6 +168,9 @@ interface Entry {
   readonly added: number;
 }
 
+/** How many empty lines a queue keeps for the priorities it sees again and again. */
+const KEPT_LINES = 4;
+
 /**
  * One first-in first-out line per priority, highest first: add and take are O(1) whatever the backlog
  * (plus a look over the few priorities in use), where a heap would be O(log n). An upgraded key joins the
@@ -212,8 +215,10 @@ class PriorityLines {
         this.count(priority, -1);
         return entry;
       }
-      // Emptied (stale entries included): dropped, so that a user's many one-off priorities leave no lines.
-      if (this.counts.get(priority) === 0) {
+      // Emptied (stale entries included). Kept while there are few lines (a queue that empties and fills
+      // again makes no new line each time), dropped past that, so that a user's many one-off priorities
+      // leave no lines behind.
+      if (this.priorities.length > KEPT_LINES && this.counts.get(priority) === 0) {
         this.lines.delete(priority);
         this.counts.delete(priority);
         this.priorities.splice(i--, 1);

@@ -239,6 +239,16 @@ describe('WorkQueue priorities', () => {
     expect(drain(queue)).toEqual(['a', 'b', 'c']);
   });
 
+  it('orders keys of many distinct priorities, round after round', () => {
+    const queue = new WorkQueue();
+    for (let round = 0; round < 3; round++) {
+      const priorities = Array.from({ length: 500 }, (_, i) => ((i * 7919) % 500) - 250 + round);
+      for (const priority of priorities) queue.add(`p${priority}`, { priority });
+      const expected = [...priorities].sort((x, y) => y - x).map((priority) => `p${priority}`);
+      expect(drain(queue)).toEqual(expected);
+    }
+  });
+
   it('takes a priority that is not a whole number as its whole part, and one that is not a number as 0', () => {
     const queue = new WorkQueue();
     queue.add('nan', { priority: Number.NaN });
