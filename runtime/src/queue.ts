@@ -153,23 +153,39 @@ class Fifo<T> {
     }
     return item;
   }
+
+  clear(): void {
+    this.items = [];
+    this.head = 0;
+  }
 }
 
 /**
  * A key waiting to be processed: in the line of its priority, or (while a worker has it) to be queued
  * when the worker is done. The queue's `dirty` map holds each key's current entry; a line may still hold
- * an entry the key left for a higher line, which is skipped when it comes up (not removed from the middle
- * of its line: that would cost O(n)).
+ * an entry the key left for a higher line, marked `moved` and skipped when it comes up (not removed from
+ * the middle of its line: that would cost O(n)).
  */
 interface Entry {
   readonly key: string;
   readonly priority: number;
   /** When the key was added, for the queue duration metric. */
   readonly added: number;
+  /** The key left this entry for one of higher priority. */
+  moved: boolean;
 }
 
 /** How many empty lines a queue keeps for the priorities it sees again and again. */
 const KEPT_LINES = 4;
+
+/** The keys of one priority, first in first out. */
+class Line extends Fifo<Entry> {
+  /** Its live entries (it also holds stale ones). */
+  live = 0;
+  constructor(readonly priority: number) {
+    super();
+  }
+}
 
 /**
  * One first-in first-out line per priority, highest first: add and take are O(1) whatever the backlog
@@ -177,68 +193,78 @@ const KEPT_LINES = 4;
  * end of its new line.
  */
 class PriorityLines {
-  private readonly lines = new Map<number, Fifo<Entry>>();
-  /** The priorities with a line, highest first. */
-  private priorities: number[] = [];
-  /** Live entries per priority (lines also hold stale ones). */
-  private readonly counts = new Map<number, number>();
+  private readonly byPriority = new Map<number, Line>();
+  /** Highest priority first. */
+  private lines: Line[] = [];
+  /** The line of the last push: most pushes go to the line of the one before. */
+  private last: Line | undefined;
   /** Live entries in all lines. */
   size = 0;
 
   constructor(private readonly onCount: ((priority: number, change: number) => void) | undefined) {}
 
   push(entry: Entry): void {
-    let line = this.lines.get(entry.priority);
-    if (line === undefined) {
-      line = new Fifo<Entry>();
-      this.lines.set(entry.priority, line);
-      this.priorities.push(entry.priority);
-      this.priorities.sort((a, b) => b - a);
+    let line = this.last;
+    if (line === undefined || line.priority !== entry.priority) {
+      line = this.byPriority.get(entry.priority) ?? this.open(entry.priority);
+      this.last = line;
     }
     line.push(entry);
-    this.count(entry.priority, 1);
+    this.count(line, 1);
   }
 
-  /** A live entry left its line (for a higher one, or a shutdown): its line skips it when it comes up. */
-  forget(entry: Entry): void {
-    this.count(entry.priority, -1);
+  /** The key of `entry` moved to a line of higher priority: its line skips the entry when it comes up. */
+  moved(entry: Entry): void {
+    entry.moved = true;
+    const line = this.byPriority.get(entry.priority);
+    if (line !== undefined) this.count(line, -1);
   }
 
-  /** The first live entry of the highest line; `live` says whether an entry is still its key's. */
-  shift(live: (entry: Entry) => boolean): Entry | undefined {
+  /** The first entry of the highest line that was not moved. */
+  shift(): Entry | undefined {
     if (this.size === 0) return undefined;
-    for (let i = 0; i < this.priorities.length; i++) {
-      const priority = this.priorities[i]!;
-      const line = this.lines.get(priority)!;
-      for (let entry = line.shift(); entry !== undefined; entry = line.shift()) {
-        if (!live(entry)) continue;
-        this.count(priority, -1);
-        return entry;
+    const lines = this.lines;
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i]!;
+      if (line.live > 0) {
+        for (let entry = line.shift(); entry !== undefined; entry = line.shift()) {
+          if (entry.moved) continue;
+          this.count(line, -1);
+          return entry;
+        }
       }
-      // Emptied (stale entries included). Kept while there are few lines (a queue that empties and fills
-      // again makes no new line each time), dropped past that, so that a user's many one-off priorities
-      // leave no lines behind.
-      if (this.priorities.length > KEPT_LINES && this.counts.get(priority) === 0) {
-        this.lines.delete(priority);
-        this.counts.delete(priority);
-        this.priorities.splice(i--, 1);
+      // Empty but for stale entries: those go. The line is kept while there are few (a queue that empties
+      // and fills again makes no new line each time), dropped past that, so that a user's many one-off
+      // priorities leave no lines behind.
+      if (line.length > 0) line.clear();
+      if (lines.length > KEPT_LINES) {
+        this.byPriority.delete(line.priority);
+        if (this.last === line) this.last = undefined;
+        lines.splice(i--, 1);
       }
     }
     return undefined;
   }
 
   clear(): void {
-    for (const priority of this.priorities) this.count(priority, -(this.counts.get(priority) ?? 0));
-    this.lines.clear();
-    this.counts.clear();
-    this.priorities = [];
+    for (const line of this.lines) this.count(line, -line.live);
+    this.byPriority.clear();
+    this.lines = [];
+    this.last = undefined;
   }
 
-  private count(priority: number, by: number): void {
-    const count = (this.counts.get(priority) ?? 0) + by;
-    this.counts.set(priority, count);
+  private open(priority: number): Line {
+    const line = new Line(priority);
+    this.byPriority.set(priority, line);
+    this.lines.push(line);
+    this.lines.sort((a, b) => b.priority - a.priority);
+    return line;
+  }
+
+  private count(line: Line, by: number): void {
+    line.live += by;
     this.size += by;
-    this.onCount?.(priority, by);
+    this.onCount?.(line.priority, by);
   }
 }
 
@@ -260,7 +286,6 @@ export class WorkQueue {
   readonly rateLimiter: RateLimiter;
   private readonly metrics: QueueMetrics;
   private readonly prioritized: boolean;
-  private readonly isLive = (entry: Entry) => this.dirty.get(entry.key) === entry;
 
   constructor(options: WorkQueueOptions = {}) {
     this.clock = options.clock ?? realClock;
@@ -292,15 +317,15 @@ export class WorkQueue {
     const waiting = this.dirty.get(key);
     if (waiting !== undefined) {
       if (priority <= waiting.priority) return;
-      const upgraded: Entry = { key, priority, added: waiting.added };
+      const upgraded: Entry = { key, priority, added: waiting.added, moved: false };
       this.dirty.set(key, upgraded);
       if (this.processing.has(key)) return;
-      this.queue.forget(waiting);
+      this.queue.moved(waiting);
       this.queue.push(upgraded);
       return;
     }
     this.metrics.add?.();
-    const entry: Entry = { key, priority, added: this.clock.now() };
+    const entry: Entry = { key, priority, added: this.clock.now(), moved: false };
     this.dirty.set(key, entry);
     if (this.processing.has(key)) return;
     this.push(entry);
@@ -367,7 +392,7 @@ export class WorkQueue {
    * priority, the first added.
    */
   tryGet(): string | undefined {
-    const entry = this.queue.shift(this.isLive);
+    const entry = this.queue.shift();
     return entry === undefined ? undefined : this.take(entry);
   }
 
