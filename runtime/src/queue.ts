@@ -1,7 +1,9 @@
 /**
  * The work queue of a controller, with client-go's semantics: a key waits in the queue at most once, a
  * key is processed by one worker at a time (added again while processing, it is queued once the worker is
- * done), failures retry with backoff, and requeueAfter delays a key.
+ * done), failures retry with backoff, and requeueAfter delays a key; and controller-runtime's priority
+ * queue: keys of higher priority are taken first, keys of one priority in the order they came, and a key
+ * added again keeps the higher of its priorities.
  */
 import { realClock, type Clock } from './clock.js';
 
