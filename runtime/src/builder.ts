@@ -33,6 +33,8 @@ export interface ControllerHost {
 export interface BuilderOptions {
   /** How many objects are reconciled at once. Default: the manager's `controller.maxConcurrentReconciles`. */
   maxConcurrentReconciles?: number;
+  /** Reconcile changes before replays. Default: the manager's `controller.usePriorityQueue` (true). */
+  usePriorityQueue?: boolean;
 }
 
 /** Options of one watch (`for`, `owns`, `watches`). */
@@ -115,6 +117,7 @@ export function controllerManagedBy(host: ControllerHost): Builder {
         ...(host.getEventRecorderFor ? { recorder: host.getEventRecorderFor(controllerName) } : {}),
         ...(host.leadership ? { signal: host.leadership } : {}),
         ...maxConcurrentReconciles(options, host.controllerDefaults),
+        usePriorityQueue: options.usePriorityQueue ?? host.controllerDefaults?.usePriorityQueue ?? true,
       });
       const informer = (kind: ResourceKind<unknown>, watchOptions: WatchOptions) =>
         watchOptions.metadataOnly ? host.informerFor(kind, { metadataOnly: true }) : host.informerFor(kind);

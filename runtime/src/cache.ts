@@ -29,10 +29,16 @@ import { Reflector, type Watcher } from './reflector.js';
 import type { KubernetesObject } from './types.js';
 
 /**
- * Called with the object; for `update`, also with the object as the informer saw it before (if it did).
+ * Called with the object; for `update`, also with the object as the informer saw it before (if it did);
+ * for `add`, `initial` is true when the object came with the informer's first list, not from a change
+ * (client-go's isInInitialList): controllers queue those at low priority.
  * An exception is logged and costs that one call: the informer's other handlers still get the object.
  */
-export type ObjectHandler = (object: KubernetesObject, oldObject?: KubernetesObject) => void;
+export type ObjectHandler = (
+  object: KubernetesObject,
+  oldObject?: KubernetesObject,
+  initial?: boolean,
+) => void;
 
 export interface Informer {
   on(event: 'add' | 'update' | 'delete', handler: ObjectHandler): void;
@@ -334,10 +340,15 @@ export function supervisedInformer(
   // Each handler on its own: one that throws must not keep the object from the handlers after it, nor
   // escape into the Reflector (from a list it would fail the informer's start, from a watch event the
   // watch).
-  const deliver = (event: 'add' | 'update' | 'delete', object: KubernetesObject, old?: KubernetesObject) => {
+  const deliver = (
+    event: 'add' | 'update' | 'delete',
+    object: KubernetesObject,
+    old?: KubernetesObject,
+    initial?: boolean,
+  ) => {
     for (const handler of handlers[event]) {
       try {
-        handler(object, old);
+        handler(object, old, initial);
       } catch (error) {
         log.error('event handler failed', {
           event,
@@ -348,7 +359,7 @@ export function supervisedInformer(
       }
     }
   };
-  listWatch.on('add', (object) => deliver('add', object));
+  listWatch.on('add', (object, _old, initial) => deliver('add', object, undefined, initial));
   listWatch.on('update', (object, old) => deliver('update', object, old));
   listWatch.on('delete', (object) => deliver('delete', object));
   const run = async () => {

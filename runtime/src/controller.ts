@@ -15,7 +15,7 @@ import {
   type BoundHistogram,
 } from './metrics.js';
 import { passes, type Predicate, type WatchEvent } from './predicate.js';
-import { WorkQueue, type RateLimiter } from './queue.js';
+import { LOW_PRIORITY, WorkQueue, type RateLimiter } from './queue.js';
 import {
   requestFromKey,
   requestKey,
@@ -40,6 +40,14 @@ export interface ControllerDefaults {
    * (controller-runtime's two minutes).
    */
   cacheSyncTimeoutMs?: number;
+  /**
+   * Reconcile changes before replays (controller-runtime's priority queue, `UsePriorityQueue`): the
+   * objects of an informer's first list and of resyncs are queued at LOW_PRIORITY (-100), changes at 0,
+   * and a map function's request, a Result or `controller.queue.add` may give a priority of their own. So,
+   * after a start with many objects, a new or changed object waits for the other changes only, not for the
+   * replay of every object. Off: one first-in first-out queue. Default: true.
+   */
+  usePriorityQueue?: boolean;
 }
 
 export interface ControllerOptions {
@@ -49,6 +57,8 @@ export interface ControllerOptions {
   /** How many keys are reconciled at once. Default 1. */
   maxConcurrentReconciles?: number;
   rateLimiter?: RateLimiter;
+  /** Take keys by priority (ControllerDefaults.usePriorityQueue). Default: true. */
+  usePriorityQueue?: boolean;
   clock?: Clock;
   metrics?: Metrics;
   /**
@@ -63,7 +73,18 @@ export interface ControllerOptions {
   signal?: AbortSignal;
 }
 
-export type MapFunction = (object: KubernetesObject) => Request[];
+/**
+ * A request a map function makes, with the priority to queue it at. Default: the event's (LOW_PRIORITY
+ * for an object of the informer's first list or a resync, 0 for a change).
+ */
+export interface PrioritizedRequest extends Request {
+  priority?: number;
+}
+
+export type MapFunction = (object: KubernetesObject) => PrioritizedRequest[];
+
+/** How many priorities get a `workqueue_depth_by_priority` series of their own; the rest share "other". */
+const PRIORITY_SERIES = 8;
 
 export class Controller {
   readonly name: string;
@@ -115,6 +136,24 @@ export class Controller {
       queueLabels,
     );
     const depth = m.boundGauge('workqueue_depth', 'Current depth of workqueue', queueLabels);
+    // A series for each of the first few priorities seen (a replay's, a change's, a user's own); any
+    // further ones share "other", so that a user's many one-off priorities cannot grow /metrics.
+    const priorityDepths = new Map<number, BoundGauge>();
+    let otherDepth: BoundGauge | undefined;
+    const priorityDepth = (priority: number): BoundGauge => {
+      const gauge = priorityDepths.get(priority);
+      if (gauge !== undefined) return gauge;
+      const series = (label: string) =>
+        m.boundGauge(
+          'workqueue_depth_by_priority',
+          'Current depth of workqueue, by the priority of the keys waiting',
+          { name: options.name, priority: label },
+        );
+      if (priorityDepths.size >= PRIORITY_SERIES) return (otherDepth ??= series('other'));
+      const own = series(String(priority));
+      priorityDepths.set(priority, own);
+      return own;
+    };
     const queued = m.boundHistogram(
       'workqueue_queue_duration_seconds',
       'How long in seconds an item stays in workqueue before being requested',
@@ -123,11 +162,13 @@ export class Controller {
     );
     this.queue = new WorkQueue({
       clock: this.clock,
+      priorities: options.usePriorityQueue ?? true,
       ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
       metrics: {
         add: () => adds.inc(),
         retry: () => retries.inc(),
         depth: (value) => depth.set(value),
+        priorityDepth: (priority, change) => priorityDepth(priority).inc(change),
         queued: (ms) => queued.observe(ms / 1000),
       },
     });
@@ -190,14 +231,22 @@ export class Controller {
    */
   watch(informer: Informer, map: MapFunction, predicates: readonly Predicate[] = []): void {
     this.informers.push(informer);
-    const handle = (event: WatchEvent, object: KubernetesObject, oldObject?: KubernetesObject) => {
+    const handle = (
+      event: WatchEvent,
+      object: KubernetesObject,
+      oldObject?: KubernetesObject,
+      initial = false,
+    ) => {
       try {
         if (!passes(predicates, event, object, oldObject)) return;
         const requests = map(object);
         if (!Array.isArray(requests)) {
           throw new TypeError(`the map function returned ${typeof requests}, not a list of requests`);
         }
-        for (const request of requests) this.queue.add(requestKey(request));
+        const priority = replayed(event, object, oldObject, initial) ? LOW_PRIORITY : 0;
+        for (const request of requests) {
+          this.queue.add(requestKey(request), { priority: request.priority ?? priority });
+        }
       } catch (error) {
         this.handlerErrors[event].inc();
         this.logger.error('event handler failed', {
@@ -209,7 +258,7 @@ export class Controller {
         });
       }
     };
-    informer.on('add', (object) => handle('create', object));
+    informer.on('add', (object, _old, initial) => handle('create', object, undefined, initial));
     informer.on('update', (object, oldObject) => handle('update', object, oldObject));
     informer.on('delete', (object) => handle('delete', object));
   }
@@ -244,6 +293,7 @@ export class Controller {
     for (;;) {
       const key = queue.tryGet() ?? (await queue.get());
       if (key === undefined) return;
+      const priority = queue.takenPriority(key);
       const request = requestFromKey(key);
       const context = new Context(this.name, request, this.logger, this.recorder, this.signal);
       const record = this.record;
@@ -259,30 +309,40 @@ export class Controller {
       record.active.inc(-1);
       record.time.observe((this.clock.now() - started) / 1000);
       try {
-        this.settle(key, context, result, failure);
+        this.settle(key, priority, context, result, failure);
       } finally {
         queue.done(key);
       }
     }
   }
 
-  /** Counts the reconcile's outcome and queues what comes next: a retry, a requeue, or nothing. */
-  private settle(key: string, context: Context, result: Result | void, failure?: { error: unknown }): void {
+  /**
+   * Counts the reconcile's outcome and queues what comes next: a retry, a requeue, or nothing. A retry
+   * keeps the priority the key was taken at (a replayed object's failure does not jump the changes); a
+   * requeue takes the Result's priority, else that one too (controller-runtime's).
+   */
+  private settle(
+    key: string,
+    priority: number,
+    context: Context,
+    result: Result | void,
+    failure?: { error: unknown },
+  ): void {
     const record = this.record;
     if (failure) {
       record.error.inc();
       record.failed.inc();
       context.logger.error('Reconciler error', { error: failure.error });
-      this.queue.addRateLimited(key);
+      this.queue.addRateLimited(key, { priority });
       return;
     }
     if (result?.requeueAfter !== undefined && result.requeueAfter > 0) {
       record.requeueAfter.inc();
       this.queue.forget(key);
-      this.queue.addAfter(key, result.requeueAfter);
+      this.queue.addAfter(key, result.requeueAfter, { priority: result.priority ?? priority });
     } else if (result?.requeue) {
       record.requeue.inc();
-      this.queue.addRateLimited(key);
+      this.queue.addRateLimited(key, { priority: result.priority ?? priority });
     } else {
       record.success.inc();
       this.queue.forget(key);
@@ -325,6 +385,22 @@ class Context implements ReconcileContext {
       reconcileID: this.reconcileID,
     })));
   }
+}
+
+/**
+ * Whether an event replays an object rather than reports a change: an object of the informer's first list,
+ * or an update that changed nothing (the same resourceVersion: a resync).
+ */
+function replayed(
+  event: WatchEvent,
+  object: KubernetesObject,
+  oldObject: KubernetesObject | undefined,
+  initial: boolean,
+): boolean {
+  if (event === 'create') return initial;
+  if (event !== 'update' || oldObject === undefined) return false;
+  const version = object.metadata?.resourceVersion;
+  return version !== undefined && version === oldObject.metadata?.resourceVersion;
 }
 
 /** A recorder for controllers without a manager's: it logs the events it cannot send. */

@@ -57,6 +57,8 @@ export {
   BucketRateLimiter,
   MaxOfRateLimiter,
   defaultControllerRateLimiter,
+  LOW_PRIORITY,
+  type AddOptions,
   type RateLimiter,
 } from './queue.js';
 export {

@@ -203,6 +203,7 @@ export function withDefaults(options: ManagerOptions = {}): ManagerConfig {
     controller: {
       maxConcurrentReconciles: controller.maxConcurrentReconciles ?? 1,
       cacheSyncTimeoutMs: controller.cacheSyncTimeoutMs ?? 120_000,
+      usePriorityQueue: controller.usePriorityQueue ?? true,
     },
     gracefulShutdownTimeoutMs: options.gracefulShutdownTimeoutMs ?? DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS,
     handleSignals: options.handleSignals ?? true,

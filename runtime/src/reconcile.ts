@@ -13,6 +13,11 @@ export interface Result {
   requeue?: boolean;
   /** Reconcile again after this many milliseconds (wins over `requeue`). */
   requeueAfter?: number;
+  /**
+   * The priority of that requeue in the controller's queue (higher first). Default: the priority the
+   * request was taken at.
+   */
+  priority?: number;
 }
 
 /** What the controller hands its reconciler with each request (controller-runtime's context). */

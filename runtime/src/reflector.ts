@@ -24,7 +24,7 @@ import { ApiError } from './errors.js';
 import { objectKey, type ResourceKind } from './kinds.js';
 import type { KubernetesObject } from './types.js';
 
-type ObjectHandler = (object: KubernetesObject, oldObject?: KubernetesObject) => void;
+type ObjectHandler = (object: KubernetesObject, oldObject?: KubernetesObject, initial?: boolean) => void;
 type ErrorHandler = (err?: unknown) => void;
 
 /** What a watch needs: HttpClient.watch, as watchWithBookmarks (cache.ts) wraps it. */
@@ -347,7 +347,11 @@ export class Reflector {
     if (run === this.run && !this.stopped) void this.watch(run);
   }
 
-  /** Stores `object`: an add, or an update unless it is the version already stored. */
+  /**
+   * Stores `object`: an add, or an update unless it is the version already stored. An add before the
+   * first list is complete is part of it (`initial`); after, a change (the objects a relist finds new
+   * were created while the watch was away).
+   */
   private put(object: KubernetesObject): void {
     const namespace = object.metadata?.namespace ?? '';
     const name = object.metadata?.name ?? '';
@@ -356,7 +360,8 @@ export class Reflector {
     const old = objects.get(name);
     if (old === undefined) {
       objects.set(name, object);
-      for (const handler of this.handlers.add) handler(object);
+      const initial = !this.listed;
+      for (const handler of this.handlers.add) handler(object, undefined, initial);
       return;
     }
     const version = old.metadata?.resourceVersion;

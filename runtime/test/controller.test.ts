@@ -263,3 +263,163 @@ describe('a controller built with controllerManagedBy', () => {
     expect(() => controllerManagedBy(h).for(Guestbook).for(Deployment)).toThrow(/reconciles one kind/);
   });
 });
+
+describe('a controller with the priority queue', () => {
+  /** A controller on Guestbook whose informer's first list has `names`, listed but not yet reconciled. */
+  async function started(names: string[], options: { usePriorityQueue?: boolean } = {}) {
+    const { h, controllers, clock } = host();
+    const reconciler = recorder();
+    controllerManagedBy(h).for(Guestbook).withOptions(options).complete(reconciler);
+    const informer = h.informer(Guestbook);
+    for (const name of names) informer.apply(guestbook(name));
+    await informer.start();
+    return { h, controller: controllers[0]!, informer, reconciler, clock };
+  }
+
+  it('reconciles a change before the objects of the first list it came after', async () => {
+    const { controller, informer, reconciler } = await started(['a', 'b', 'c']);
+    informer.apply(guestbook('new'));
+    informer.apply({ ...guestbook('b'), metadata: { ...guestbook('b').metadata, labels: { x: '1' } } });
+    const running = controller.start();
+    await settle();
+    expect(reconciler.calls.map((r) => r.name)).toEqual(['new', 'b', 'a', 'c']);
+    await controller.stop();
+    await running;
+  });
+
+  it('with usePriorityQueue off, reconciles in the order the events came', async () => {
+    const { controller, informer, reconciler } = await started(['a', 'b', 'c'], { usePriorityQueue: false });
+    informer.apply(guestbook('new'));
+    const running = controller.start();
+    await settle();
+    expect(reconciler.calls.map((r) => r.name)).toEqual(['a', 'b', 'c', 'new']);
+    await controller.stop();
+    await running;
+  });
+
+  /** A reconciler that records its calls, holds `blocker` until released, and answers from a script. */
+  function gated(answer: (request: Request, call: number) => Result | void = () => {}) {
+    let release: () => void = () => {};
+    const reconciler = recorder(async (request, call) => {
+      if (request.name === 'blocker') await new Promise<void>((resolve) => (release = resolve));
+      return answer(request, call);
+    });
+    return { reconciler, release: () => release() };
+  }
+
+  it('queues an update that changes nothing (a resync) at low priority, behind changes', async () => {
+    const { h, controllers } = host();
+    const { reconciler, release } = gated();
+    controllerManagedBy(h).for(Guestbook).complete(reconciler);
+    const informer = h.informer(Guestbook);
+    await informer.start();
+    const controller = controllers[0]!;
+    const running = controller.start();
+    const versioned = (name: string, resourceVersion: string) => ({
+      ...guestbook(name),
+      metadata: { ...guestbook(name).metadata, resourceVersion },
+    });
+    informer.apply(versioned('resynced', '1'));
+    informer.apply(versioned('changed', '1'));
+    await settle();
+    informer.apply(guestbook('blocker'));
+    await settle();
+    // While the worker is busy: a resync of one object, then a change of another.
+    informer.apply(versioned('resynced', '1'));
+    informer.apply(versioned('changed', '2'));
+    release();
+    await settle();
+    expect(reconciler.calls.map((r) => r.name)).toEqual([
+      'resynced',
+      'changed',
+      'blocker',
+      'changed',
+      'resynced',
+    ]);
+    await controller.stop();
+    await running;
+  });
+
+  it("takes a map function's priority, a Result's, and keeps a failed key's on its retry", async () => {
+    const { h, controllers, clock } = host();
+    const { reconciler, release } = gated((request) => {
+      if (request.name === 'fails') throw new Error('boom');
+      if (request.name === 'requeued') return { requeueAfter: 10, priority: 50 };
+    });
+    const configMap = (name: string, priority?: number): KubernetesObject => ({
+      metadata: {
+        name,
+        namespace: 'default',
+        ...(priority !== undefined ? { labels: { priority: String(priority) } } : {}),
+      },
+    });
+    controllerManagedBy(h)
+      .named('mapped')
+      .watches(ConfigMap, (o) => {
+        const priority = o.metadata?.labels?.['priority'];
+        return [
+          {
+            namespace: 'default',
+            name: o.metadata!.name!,
+            ...(priority ? { priority: Number(priority) } : {}),
+          },
+        ];
+      })
+      .complete(reconciler);
+    const informer = h.informer(ConfigMap);
+    informer.apply(configMap('replay-1'));
+    informer.apply(configMap('replay-2', 0)); // the map function's own priority wins over the replay's
+    informer.apply(configMap('fails'));
+    await informer.start();
+    informer.apply(configMap('requeued', 20));
+    const controller = controllers[0]!;
+    const running = controller.start();
+    await settle();
+    expect(reconciler.calls.map((r) => r.name)).toEqual(['requeued', 'replay-2', 'replay-1', 'fails']);
+    // The worker held: the retry of `fails` (at -100, the priority it was taken at), the requeue (at the
+    // Result's 50) and changes at 10 and -50 wait together.
+    informer.apply(configMap('blocker'));
+    await settle();
+    informer.apply(configMap('minus-50', -50));
+    informer.apply(configMap('ten', 10));
+    clock.advance(1000);
+    release();
+    await settle();
+    expect(reconciler.calls.map((r) => r.name).slice(4, 9)).toEqual([
+      'blocker',
+      'requeued',
+      'ten',
+      'minus-50',
+      'fails',
+    ]);
+    await controller.stop();
+    await running;
+  });
+
+  it('reports the depth of its queue in all and by priority, with a bounded number of series', async () => {
+    const { h, controller, informer } = await started(['a', 'b', 'c']);
+    informer.apply(guestbook('new'));
+    informer.apply({ ...guestbook('b'), metadata: { ...guestbook('b').metadata, labels: { x: '1' } } });
+    const depth = (labels: Record<string, string> = {}) =>
+      h.metrics.value(labels['priority'] === undefined ? 'workqueue_depth' : 'workqueue_depth_by_priority', {
+        name: 'guestbook',
+        ...labels,
+      });
+    expect(await depth()).toBe(4);
+    expect(await depth({ priority: '-100' })).toBe(2);
+    expect(await depth({ priority: '0' })).toBe(2);
+    for (let priority = 1; priority <= 10; priority++)
+      controller.queue.add(`default/p${priority}`, { priority });
+    expect(await depth()).toBe(14);
+    // -100 and 0, then 1 to 6 have series of their own; 7 to 10 share "other".
+    expect(await depth({ priority: '6' })).toBe(1);
+    expect(await depth({ priority: '7' })).toBeUndefined();
+    expect(await depth({ priority: 'other' })).toBe(4);
+    const running = controller.start();
+    await settle();
+    expect(await depth()).toBe(0);
+    for (const priority of ['-100', '0', '1', '6', 'other']) expect(await depth({ priority })).toBe(0);
+    await controller.stop();
+    await running;
+  });
+});

@@ -85,7 +85,7 @@ describe('withDefaults', () => {
         retryPeriodMs: 2_000,
         releaseOnCancel: true,
       },
-      controller: { maxConcurrentReconciles: 1, cacheSyncTimeoutMs: 120_000 },
+      controller: { maxConcurrentReconciles: 1, cacheSyncTimeoutMs: 120_000, usePriorityQueue: true },
       gracefulShutdownTimeoutMs: 30_000,
       handleSignals: true,
       clock: realClock,
@@ -116,7 +116,11 @@ describe('withDefaults', () => {
       retryPeriodMs: 500,
       leaseDurationMs: 15_000,
     });
-    expect(config.controller).toEqual({ maxConcurrentReconciles: 4, cacheSyncTimeoutMs: 120_000 });
+    expect(config.controller).toEqual({
+      maxConcurrentReconciles: 4,
+      cacheSyncTimeoutMs: 120_000,
+      usePriorityQueue: true,
+    });
   });
 });
 

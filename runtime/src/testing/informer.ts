@@ -4,8 +4,9 @@ import { objectKey } from '../kinds.js';
 import type { KubernetesObject } from '../types.js';
 
 /**
- * Holds the objects it is given; `start()` delivers them as `add`, then `apply()` and `remove()` deliver
- * `update`, `add` and `delete` as a watch would. Hand it to a Manager with `newInformer`.
+ * Holds the objects it is given; `start()` delivers them as `add` (marked `initial`, as a first list's),
+ * then `apply()` and `remove()` deliver `update`, `add` and `delete` as a watch would. Hand it to a
+ * Manager with `newInformer`.
  */
 export class ManualInformer implements Informer {
   private readonly objects = new Map<string, KubernetesObject>();
@@ -27,7 +28,7 @@ export class ManualInformer implements Informer {
 
   async start(): Promise<void> {
     this.started = true;
-    for (const object of this.objects.values()) this.emit('add', object);
+    for (const object of this.objects.values()) this.emit('add', object, undefined, true);
     this.synced = true;
   }
 
@@ -64,7 +65,8 @@ export class ManualInformer implements Informer {
     event: 'add' | 'update' | 'delete',
     object: KubernetesObject,
     oldObject?: KubernetesObject,
+    initial = false,
   ): void {
-    for (const handler of this.handlers[event]) handler(object, oldObject);
+    for (const handler of this.handlers[event]) handler(object, oldObject, initial);
   }
 }
