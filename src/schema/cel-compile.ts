@@ -1,0 +1,353 @@
+/**
+ * Compiles every CEL rule of a CRD version's schema as the API server does when the CRD is created
+ * (k8s.io/apiextensions-apiserver: the rule parses and type-checks against `self` and `oldSelf` of the
+ * node's declared type, yields a bool, its messageExpression a string; `oldSelf` only where the value can
+ * be correlated with the stored one; optionalOldSelf only with `oldSelf`; the estimated cost, times the
+ * times the rule can run, within the per-rule budget, and all rules within the per-CRD one). Loaded only
+ * when a CRD has rules: the CEL implementation is not part of a cold start without them.
+ */
+import type { ASTNode } from '@marcbachmann/cel-js';
+import { ruleEnvironment } from './cel-env.js';
+import { declType, unboundedCardinality, type DeclType } from './cel-types.js';
+import {
+  estimateCost,
+  STATIC_ESTIMATED_COST_LIMIT,
+  STATIC_ESTIMATED_CRD_COST_LIMIT,
+  type Unbounded,
+} from './cel-cost.js';
+import type { JSONSchemaProps, ValidationRule } from './types.js';
+
+export { STATIC_ESTIMATED_COST_LIMIT, STATIC_ESTIMATED_CRD_COST_LIMIT };
+
+export interface RuleProblem {
+  rule: ValidationRule;
+  /** The schema path of the node the rule stands on (`.spec.ports[]`; `` for the root). */
+  path: string;
+  /** Which part of the rule is wrong. */
+  part: 'rule' | 'messageExpression' | 'optionalOldSelf';
+  message: string;
+  hint: string;
+  /** Where in the expression (0-based), when the problem is at a character of it. */
+  offset?: number;
+  /** A cost over budget (rather than a rule that does not compile). */
+  cost?: true;
+}
+
+const CEL_HINT = 'fix the CEL expression (https://kubernetes.io/docs/reference/using-api/cel/)';
+
+interface Context {
+  /** The product of the maxItems/maxProperties above, or undefined where one of them is missing. */
+  cardinality: number | undefined;
+  /** The innermost list above whose items the API server cannot correlate with the stored object's. */
+  uncorrelatable: string | undefined;
+}
+
+interface Checked {
+  ast: ASTNode;
+  type: string | undefined;
+}
+
+/** The first line of a cel-js error, without its source excerpt. */
+const firstLine = (message: string): string =>
+  message
+    .split('\n')[0]!
+    .trim()
+    .replace(/^No such key: (.*)$/, "undefined field '$1'");
+
+/** Field selections cel-js leaves unchecked (`has(self.x)`, `self.?x`) on a declared object type. */
+function unknownFieldIn(ast: ASTNode): ASTNode | undefined {
+  let found: ASTNode | undefined;
+  const fieldsOf = (node: ASTNode): DeclFieldNames | undefined => {
+    const name = typeName(node);
+    return name === undefined ? undefined : objectFields.get(name);
+  };
+  const visit = (node: ASTNode): void => {
+    if (found || typeof node !== 'object' || node === null) return;
+    if (node.op === 'call' && node.args[0] === 'has') {
+      let arg = node.args[1][0];
+      const chain: ASTNode[] = [];
+      while (arg && (arg.op === '.' || arg.op === '.?')) {
+        chain.unshift(arg);
+        arg = arg.args[0];
+      }
+      let fields = arg ? fieldsOf(arg) : undefined;
+      let type = arg ? typeName(arg) : undefined;
+      for (const step of chain) {
+        const name = (step.args as [ASTNode, string])[1];
+        if (fields && !fields.has(name)) {
+          found = step;
+          return;
+        }
+        type = type ? fieldTypes.get(type)?.get(name) : undefined;
+        fields = type ? objectFields.get(type) : undefined;
+      }
+    }
+    if (node.op === '.?') {
+      const fields = fieldsOf(node.args[0]);
+      if (fields && !fields.has(node.args[1])) {
+        found = node;
+        return;
+      }
+    }
+    const args: unknown = node.args;
+    const children = Array.isArray(args) ? args.flat(2) : [args];
+    for (const child of children)
+      if (child && typeof child === 'object' && 'op' in child) visit(child as ASTNode);
+  };
+  visit(ast);
+  return found;
+}
+
+type DeclFieldNames = ReadonlySet<string>;
+/** The fields of the object types of the environment being checked, by cel-js type name. */
+let objectFields = new Map<string, DeclFieldNames>();
+let fieldTypes = new Map<string, Map<string, string>>();
+const typeName = (node: ASTNode): string | undefined =>
+  (node as unknown as { checkedType?: { name?: string } }).checkedType?.name;
+
+function check(env: ReturnType<typeof ruleEnvironment>, expression: string): Checked | { error: Error } {
+  try {
+    const parsed = env.parse(expression);
+    const result = parsed.check();
+    if (!result.valid) return { error: result.error ?? new Error('does not type-check') };
+    return { ast: parsed.ast, type: result.type };
+  } catch (error) {
+    return { error: error instanceof Error ? error : new Error(String(error)) };
+  }
+}
+
+const offsetOf = (error: Error): number | undefined => {
+  const e = error as { range?: { start: number }; node?: { pos?: number } };
+  return e.range?.start ?? e.node?.pos;
+};
+
+function usesOldSelf(ast: ASTNode): boolean {
+  let found = false;
+  const visit = (node: ASTNode): void => {
+    if (found) return;
+    if (node.op === 'id' && node.args === 'oldSelf') {
+      found = true;
+      return;
+    }
+    const args: unknown = node.args;
+    const children = Array.isArray(args) ? args.flat(2) : [args];
+    for (const child of children)
+      if (child && typeof child === 'object' && 'op' in child) visit(child as ASTNode);
+  };
+  visit(ast);
+  return found;
+}
+
+function registerNames(root: DeclType): void {
+  objectFields = new Map();
+  fieldTypes = new Map();
+  let n = 0;
+  const seen = new Map<DeclType, string>();
+  // The same walk, in the same order, as ruleEnvironment's naming: Object0, Object1...
+  const nameOf = (t: DeclType): string => {
+    switch (t.kind) {
+      case 'scalar':
+        return t.cel;
+      case 'dyn':
+        return 'dyn';
+      case 'list':
+        return `list<${nameOf(t.elem)}>`;
+      case 'map':
+        return `map<string, ${nameOf(t.elem)}>`;
+      case 'object': {
+        const known = seen.get(t);
+        if (known) return known;
+        const types = new Map<string, string>();
+        for (const [field, type] of t.fields) types.set(field, nameOf(type));
+        const name = `Object${n++}`;
+        seen.set(t, name);
+        objectFields.set(name, new Set(t.fields.keys()));
+        fieldTypes.set(name, types);
+        return name;
+      }
+    }
+  };
+  nameOf(root);
+}
+
+const unboundedText = (list: readonly Unbounded[]): string =>
+  list.map((u) => `${u.path} (+kubebuilder:validation:${u.marker})`).join(', ');
+
+function costMessage(what: string, cost: number, limit: number): string {
+  const factor = cost / limit;
+  const times = factor > 100 ? 'more than 100x' : `${factor.toFixed(1)}x`;
+  return `${what} exceeds the API server's budget by a factor of ${times}`;
+}
+
+/** The problems of every rule of one CRD version's schema (root: its openAPIV3Schema). */
+export function compileRules(root: JSONSchemaProps): RuleProblem[] {
+  const problems: RuleProblem[] = [];
+  let total = 0;
+  let costliest: { rule: ValidationRule; path: string; unbounded: Unbounded[] } | undefined;
+  let costliestCost = -1;
+
+  const compileNode = (s: JSONSchemaProps, path: string, isRoot: boolean, ctx: Context): void => {
+    const rules = s['x-kubernetes-validations'] ?? [];
+    if (rules.length === 0) return;
+    const decl = declType(s, isRoot || s['x-kubernetes-embedded-resource'] === true);
+    const where = path === '' ? 'the root' : path;
+    if (!decl) {
+      for (const rule of rules)
+        problems.push({
+          rule,
+          path,
+          part: 'rule',
+          message: `${where} has no type CEL rules can see (it has none, or preserves unknown fields without one), so the API server refuses rules on it`,
+          hint: 'move the rule to a typed field or to the object that holds this one',
+        });
+      return;
+    }
+    const cardinality = ctx.cardinality ?? unboundedCardinality(decl);
+    registerNames(decl);
+    const envs = new Map<boolean, ReturnType<typeof ruleEnvironment>>();
+    for (const rule of rules) {
+      if (rule.rule.trim() === '') continue;
+      const optional = rule.optionalOldSelf === true;
+      const env = envs.get(optional) ?? ruleEnvironment(decl, optional);
+      envs.set(optional, env);
+      const checked = check(env, rule.rule);
+      if ('error' in checked) {
+        const offset = offsetOf(checked.error);
+        problems.push({
+          rule,
+          path,
+          part: 'rule',
+          message: `rule on ${where} does not compile: ${firstLine(checked.error.message)}`,
+          hint: CEL_HINT,
+          ...(offset !== undefined ? { offset } : {}),
+        });
+        continue;
+      }
+      const unknown = unknownFieldIn(checked.ast);
+      if (unknown) {
+        problems.push({
+          rule,
+          path,
+          part: 'rule',
+          message: `rule on ${where} does not compile: undefined field '${(unknown.args as [ASTNode, string])[1]}'`,
+          hint: CEL_HINT,
+          offset: unknown.range.start,
+        });
+        continue;
+      }
+      if (checked.type !== 'bool' && checked.type !== 'dyn') {
+        problems.push({
+          rule,
+          path,
+          part: 'rule',
+          message: `rule on ${where} yields ${checked.type ?? 'no value'}, not a bool`,
+          hint: 'a rule must evaluate to true or false',
+        });
+        continue;
+      }
+      const oldSelf = usesOldSelf(checked.ast);
+      if (oldSelf && ctx.uncorrelatable !== undefined) {
+        problems.push({
+          rule,
+          path,
+          part: 'rule',
+          message: `rule on ${where} uses oldSelf, which the API server cannot correlate within the list ${ctx.uncorrelatable}`,
+          hint: `make ${ctx.uncorrelatable} a map list (+listType=map with +listMapKey), or move the rule above the list`,
+        });
+      } else if (!oldSelf && rule.optionalOldSelf !== undefined) {
+        problems.push({
+          rule,
+          path,
+          part: 'optionalOldSelf',
+          message: `rule on ${where} sets optionalOldSelf but does not use oldSelf`,
+          hint: 'drop optionalOldSelf, or use oldSelf in the rule',
+        });
+      }
+      const estimate = estimateCost(checked.ast, decl, path);
+      const cost = estimate.cost * cardinality;
+      if (cost > STATIC_ESTIMATED_COST_LIMIT) {
+        const bounds =
+          estimate.unbounded.length > 0
+            ? `bound ${unboundedText(estimate.unbounded)}`
+            : 'simplify the rule, or bound the lists, maps and strings it walks';
+        problems.push({
+          rule,
+          path,
+          part: 'rule',
+          cost: true,
+          message: `${costMessage(`the estimated cost of the rule on ${where}`, cost, STATIC_ESTIMATED_COST_LIMIT)} (${STATIC_ESTIMATED_COST_LIMIT} per rule)`,
+          hint:
+            ctx.cardinality === undefined && estimate.unbounded.length === 0
+              ? `the rule runs for each of up to ${cardinality} values: bound the lists and maps above ${where} with +kubebuilder:validation:MaxItems/MaxProperties`
+              : bounds,
+        });
+      }
+      total += cost;
+      if (cost > costliestCost) {
+        costliestCost = cost;
+        costliest = { rule, path, unbounded: estimate.unbounded };
+      }
+      if (rule.messageExpression !== undefined && rule.messageExpression.trim() !== '') {
+        const message = check(env, rule.messageExpression);
+        if ('error' in message) {
+          const offset = offsetOf(message.error);
+          problems.push({
+            rule,
+            path,
+            part: 'messageExpression',
+            message: `messageExpression on ${where} does not compile: ${firstLine(message.error.message)}`,
+            hint: CEL_HINT,
+            ...(offset !== undefined ? { offset } : {}),
+          });
+        } else if (message.type !== 'string' && message.type !== 'dyn') {
+          problems.push({
+            rule,
+            path,
+            part: 'messageExpression',
+            message: `messageExpression on ${where} yields ${message.type ?? 'no value'}, not a string`,
+            hint: 'make the messageExpression a string, e.g. "value " + string(self) + " is too large"',
+          });
+        } else {
+          total += estimateCost(message.ast, decl, path).cost * cardinality;
+        }
+      }
+    }
+  };
+
+  const visit = (s: JSONSchemaProps, path: string, isRoot: boolean, ctx: Context): void => {
+    compileNode(s, path, isRoot, ctx);
+    const times = (n: number | undefined): number | undefined =>
+      ctx.cardinality === undefined || n === undefined ? undefined : ctx.cardinality * Math.max(0, n);
+    for (const [name, child] of Object.entries(s.properties ?? {})) {
+      if (isRoot && name === 'metadata') continue;
+      visit(child, `${path}.${name}`, false, ctx);
+    }
+    if (s.items) {
+      visit(s.items, `${path}[]`, false, {
+        cardinality: times(s.maxItems),
+        uncorrelatable:
+          s['x-kubernetes-list-type'] === 'map' ? ctx.uncorrelatable : (ctx.uncorrelatable ?? path),
+      });
+    }
+    if (typeof s.additionalProperties === 'object') {
+      visit(s.additionalProperties, `${path}[*]`, false, { ...ctx, cardinality: times(s.maxProperties) });
+    }
+  };
+  visit(root, '', true, { cardinality: 1, uncorrelatable: undefined });
+
+  // The per-CRD budget, when no rule is over its own (that error already says what to bound).
+  if (total > STATIC_ESTIMATED_CRD_COST_LIMIT && costliest && !problems.some((p) => p.cost)) {
+    problems.push({
+      rule: costliest.rule,
+      path: costliest.path,
+      part: 'rule',
+      cost: true,
+      message: `${costMessage('the estimated cost of all the rules of the schema', total, STATIC_ESTIMATED_CRD_COST_LIMIT)} (${STATIC_ESTIMATED_CRD_COST_LIMIT} per CRD version); this rule costs the most`,
+      hint:
+        costliest.unbounded.length > 0
+          ? `bound ${unboundedText(costliest.unbounded)}`
+          : 'bound the lists and maps the rules stand under or walk, with +kubebuilder:validation:MaxItems/MaxProperties',
+    });
+  }
+  return problems;
+}

@@ -1,0 +1,269 @@
+/**
+ * The CEL environment of CRD validation rules: @marcbachmann/cel-js's standard library with optional types,
+ * plus what Kubernetes gives CRD rules (k8s.io/apiserver/pkg/cel/library and the cel-go extensions it
+ * turns on): lists (isSorted, sum, min, max, indexOf, lastIndexOf), regex (find, findAll), the extended
+ * strings (charAt, replace, reverse, strings.quote...), sets, url(), quantity(), ip()/cidr(), format.named()
+ * and semver(). Functions that are plain data manipulations run here; the rest are declared for the type
+ * checker and refuse to evaluate. One base environment is built per process and cloned per schema node,
+ * where `self` and `oldSelf` get the node's declared type (cel-types.ts).
+ */
+import { createRequire } from 'node:module';
+import { Environment } from '@marcbachmann/cel-js';
+import type * as Re2js from 're2js';
+import type { DeclType } from './cel-types.js';
+
+let re2: typeof Re2js | undefined;
+const re2js = () => (re2 ??= createRequire(import.meta.url)('re2js') as typeof Re2js);
+
+/** A value of a Kubernetes library type that this process declares but does not compute. */
+class Declared {}
+class URL_ extends Declared {}
+class Quantity extends Declared {}
+class IP extends Declared {}
+class CIDR extends Declared {}
+class Format extends Declared {}
+class Semver extends Declared {}
+class SetsNamespace {}
+class StringsNamespace {}
+class FormatNamespace {}
+
+const notLocal = (what: string) => (): never => {
+  throw new Error(`${what} is checked, not evaluated, by kubesmith`);
+};
+
+const DURATION = 'google.protobuf.Duration';
+const TIMESTAMP = 'google.protobuf.Timestamp';
+const ORDERED = ['int', 'uint', 'double', 'string', 'bool', 'bytes', DURATION, TIMESTAMP];
+const NUMERIC = ['int', 'uint', 'double'];
+
+type CelValue = unknown;
+
+function equal(a: CelValue, b: CelValue): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return (
+      Array.isArray(a) &&
+      Array.isArray(b) &&
+      a.length === b.length &&
+      a.every((v, i) => equal(v, b[i] as CelValue))
+    );
+  }
+  const entries = (v: object): [unknown, unknown][] =>
+    v instanceof Map ? [...(v as Map<unknown, unknown>).entries()] : Object.entries(v);
+  const left = entries(a);
+  const right = new Map(entries(b));
+  return left.length === right.size && left.every(([k, v]) => right.has(k) && equal(v, right.get(k)));
+}
+
+const compare = (a: CelValue, b: CelValue): number =>
+  (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0;
+
+/** Code points, as CEL strings index them. */
+const codePoints = (s: string): string[] => [...s];
+
+function defineLibrary(env: Environment): void {
+  const fn = (signature: string, handler: (...args: never[]) => unknown) =>
+    env.registerFunction(signature, handler as never);
+  // Lists (k8s.io/apiserver/pkg/cel/library/lists.go).
+  for (const t of ORDERED) {
+    fn(`list<${t}>.isSorted(): bool`, (l: CelValue[]) =>
+      l.every((v, i) => i === 0 || compare(l[i - 1], v) <= 0),
+    );
+    fn(`list<${t}>.min(): ${t}`, (l: CelValue[]) => {
+      if (l.length === 0) throw new Error('min called on empty list');
+      return l.reduce((a, b) => (compare(b, a) < 0 ? b : a));
+    });
+    fn(`list<${t}>.max(): ${t}`, (l: CelValue[]) => {
+      if (l.length === 0) throw new Error('max called on empty list');
+      return l.reduce((a, b) => (compare(b, a) > 0 ? b : a));
+    });
+  }
+  for (const t of NUMERIC) {
+    const zero = t === 'double' ? 0 : 0n;
+    fn(`list<${t}>.sum(): ${t}`, (l: never[]) =>
+      l.reduce((a: never, b: never) => (a + b) as never, zero as never),
+    );
+  }
+  fn('list<A>.indexOf(A): int', (l: CelValue[], v: CelValue) => BigInt(l.findIndex((x) => equal(x, v))));
+  fn('list<A>.lastIndexOf(A): int', (l: CelValue[], v: CelValue) => {
+    for (let i = l.length - 1; i >= 0; i--) if (equal(l[i], v)) return BigInt(i);
+    return -1n;
+  });
+  // Regex (library/regex.go), with RE2 semantics.
+  const compile = (pattern: string) => re2js().RE2JS.compile(pattern);
+  fn('string.find(string): string', (s: string, p: string) => {
+    const m = compile(p).matcher(s);
+    return m.find() ? m.group() : '';
+  });
+  const findAll = (s: string, p: string, limit: number): string[] => {
+    const out: string[] = [];
+    const m = compile(p).matcher(s);
+    while ((limit < 0 || out.length < limit) && m.find()) out.push(m.group() ?? '');
+    return out;
+  };
+  fn('string.findAll(string): list<string>', (s: string, p: string) => findAll(s, p, -1));
+  fn('string.findAll(string, int): list<string>', (s: string, p: string, n: bigint) =>
+    findAll(s, p, Number(n)),
+  );
+  // Extended strings (cel-go ext.Strings, the version Kubernetes turns on).
+  fn('string.charAt(int): string', (s: string, i: bigint) => codePoints(s)[Number(i)] ?? '');
+  fn('string.replace(string, string): string', (s: string, a: string, b: string) => s.replaceAll(a, b));
+  fn('string.replace(string, string, int): string', (s: string, a: string, b: string, n: bigint) => {
+    let out = s;
+    let from = 0;
+    for (let i = 0n; n < 0n || i < n; i++) {
+      const at = out.indexOf(a, from);
+      if (at < 0) break;
+      out = out.slice(0, at) + b + out.slice(at + a.length);
+      from = at + b.length;
+    }
+    return out;
+  });
+  fn('string.reverse(): string', (s: string) => codePoints(s).reverse().join(''));
+  fn('string.format(list): string', notLocal('string.format()'));
+  env.registerType('StringsNamespace', StringsNamespace);
+  env.registerConstant('strings', 'StringsNamespace', new StringsNamespace());
+  fn('StringsNamespace.quote(string): string', (_: unknown, s: string) => JSON.stringify(s));
+  // Sets (cel-go ext.Sets).
+  env.registerType('SetsNamespace', SetsNamespace);
+  env.registerConstant('sets', 'SetsNamespace', new SetsNamespace());
+  const has = (l: CelValue[], v: CelValue) => l.some((x) => equal(x, v));
+  fn('SetsNamespace.contains(list<A>, list<A>): bool', (_: unknown, a: CelValue[], b: CelValue[]) =>
+    b.every((v) => has(a, v)),
+  );
+  fn('SetsNamespace.intersects(list<A>, list<A>): bool', (_: unknown, a: CelValue[], b: CelValue[]) =>
+    b.some((v) => has(a, v)),
+  );
+  fn(
+    'SetsNamespace.equivalent(list<A>, list<A>): bool',
+    (_: unknown, a: CelValue[], b: CelValue[]) => b.every((v) => has(a, v)) && a.every((v) => has(b, v)),
+  );
+  // URLs (library/urls.go).
+  env.registerType('URL', URL_);
+  fn('url(string): URL', notLocal('url()'));
+  fn('isURL(string): bool', notLocal('isURL()'));
+  for (const m of ['getScheme', 'getHost', 'getHostname', 'getPort', 'getEscapedPath'])
+    fn(`URL.${m}(): string`, notLocal(`${m}()`));
+  fn('URL.getQuery(): map<string, list<string>>', notLocal('getQuery()'));
+  // Quantities (library/quantity.go).
+  env.registerType('Quantity', Quantity);
+  fn('quantity(string): Quantity', notLocal('quantity()'));
+  fn('isQuantity(string): bool', notLocal('isQuantity()'));
+  fn('Quantity.isInteger(): bool', notLocal('isInteger()'));
+  fn('Quantity.asInteger(): int', notLocal('asInteger()'));
+  fn('Quantity.asApproximateFloat(): double', notLocal('asApproximateFloat()'));
+  fn('Quantity.sign(): int', notLocal('sign()'));
+  for (const arg of ['Quantity', 'int']) {
+    fn(`Quantity.add(${arg}): Quantity`, notLocal('add()'));
+    fn(`Quantity.sub(${arg}): Quantity`, notLocal('sub()'));
+  }
+  fn('Quantity.isGreaterThan(Quantity): bool', notLocal('isGreaterThan()'));
+  fn('Quantity.isLessThan(Quantity): bool', notLocal('isLessThan()'));
+  fn('Quantity.compareTo(Quantity): int', notLocal('compareTo()'));
+  // IP addresses and CIDRs (library/ip.go, library/cidr.go).
+  env.registerType('IP', IP);
+  env.registerType('CIDR', CIDR);
+  fn('ip(string): IP', notLocal('ip()'));
+  fn('isIP(string): bool', notLocal('isIP()'));
+  fn('string(IP): string', notLocal('string()'));
+  fn('IP.family(): int', notLocal('family()'));
+  for (const m of [
+    'isUnspecified',
+    'isLoopback',
+    'isLinkLocalMulticast',
+    'isLinkLocalUnicast',
+    'isGlobalUnicast',
+  ])
+    fn(`IP.${m}(): bool`, notLocal(`${m}()`));
+  fn('cidr(string): CIDR', notLocal('cidr()'));
+  fn('isCIDR(string): bool', notLocal('isCIDR()'));
+  fn('string(CIDR): string', notLocal('string()'));
+  fn('CIDR.containsIP(string): bool', notLocal('containsIP()'));
+  fn('CIDR.containsIP(IP): bool', notLocal('containsIP()'));
+  fn('CIDR.containsCIDR(string): bool', notLocal('containsCIDR()'));
+  fn('CIDR.containsCIDR(CIDR): bool', notLocal('containsCIDR()'));
+  fn('CIDR.ip(): IP', notLocal('ip()'));
+  fn('CIDR.masked(): CIDR', notLocal('masked()'));
+  fn('CIDR.prefixLength(): int', notLocal('prefixLength()'));
+  // Named formats (library/format.go).
+  env.registerType('Format', Format);
+  env.registerType('FormatNamespace', FormatNamespace);
+  env.registerConstant('format', 'FormatNamespace', new FormatNamespace());
+  fn('FormatNamespace.named(string): optional<Format>', notLocal('format.named()'));
+  for (const name of [
+    'dns1123Label',
+    'dns1123Subdomain',
+    'dns1035Label',
+    'qualifiedName',
+    'dns1123LabelPrefix',
+    'dns1123SubdomainPrefix',
+    'dns1035LabelPrefix',
+    'labelValue',
+    'uri',
+    'uuid',
+    'byte',
+    'date',
+    'datetime',
+  ])
+    fn(`FormatNamespace.${name}(): Format`, notLocal(`format.${name}()`));
+  fn('Format.validate(string): optional<list<string>>', notLocal('validate()'));
+  // Semantic versions (library/semverlib.go).
+  env.registerType('Semver', Semver);
+  fn('semver(string): Semver', notLocal('semver()'));
+  fn('semver(string, bool): Semver', notLocal('semver()'));
+  fn('isSemver(string): bool', notLocal('isSemver()'));
+  fn('isSemver(string, bool): bool', notLocal('isSemver()'));
+  for (const m of ['major', 'minor', 'patch']) fn(`Semver.${m}(): int`, notLocal(`${m}()`));
+  fn('Semver.isGreaterThan(Semver): bool', notLocal('isGreaterThan()'));
+  fn('Semver.isLessThan(Semver): bool', notLocal('isLessThan()'));
+  fn('Semver.compareTo(Semver): int', notLocal('compareTo()'));
+}
+
+let base: Environment | undefined;
+
+/** The environment every rule starts from (built once; cloning freezes it). */
+function baseEnvironment(): Environment {
+  if (!base) {
+    base = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: true });
+    defineLibrary(base);
+  }
+  return base;
+}
+
+/**
+ * An environment for the rules of one schema node: its declared type registered (objects as named
+ * types with their fields, compared by value), `self` of that type and `oldSelf` of it too, or an
+ * optional of it where the rule sets optionalOldSelf.
+ */
+export function ruleEnvironment(root: DeclType, optionalOldSelf: boolean): Environment {
+  const env = baseEnvironment().clone();
+  const names = new Map<DeclType, string>();
+  const nameOf = (t: DeclType): string => {
+    switch (t.kind) {
+      case 'scalar':
+        return t.cel;
+      case 'dyn':
+        return 'dyn';
+      case 'list':
+        return `list<${nameOf(t.elem)}>`;
+      case 'map':
+        return `map<string, ${nameOf(t.elem)}>`;
+      case 'object': {
+        const known = names.get(t);
+        if (known) return known;
+        const fields: Record<string, string> = {};
+        for (const [field, type] of t.fields) fields[field] = nameOf(type);
+        const name = `Object${names.size}`;
+        names.set(t, name);
+        env.registerType(name, { fields });
+        env.registerOperator(`${name} == ${name}`, equal);
+        return name;
+      }
+    }
+  };
+  const selfType = nameOf(root);
+  env.registerVariable('self', selfType);
+  env.registerVariable('oldSelf', optionalOldSelf ? `optional<${selfType}>` : selfType);
+  return env;
+}
