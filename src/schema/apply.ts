@@ -7,7 +7,7 @@
 import type { SchemaEffect } from '../markers/effects.js';
 import type { Marker } from '../markers/index.js';
 import { combineUse, useShape } from './combine.js';
-import { RULE_ORIGIN, type JSONSchemaProps } from './types.js';
+import { setRuleOrigin, type JSONSchemaProps } from './types.js';
 
 /** Reports a marker that cannot apply; `message` says why, `hint` how to fix it. */
 export type MarkerProblem = (marker: Marker, message: string, hint?: string) => void;
@@ -48,7 +48,7 @@ export function applyMarkers(
       if (on.type !== type) typeSetter ??= marker;
       // The rules a marker adds remember it, so that compiling them later can point at it.
       for (const rule of on['x-kubernetes-validations'] ?? []) {
-        rule[RULE_ORIGIN] ??= { file: marker.file, line: marker.line, col: marker.col, raw: marker.raw };
+        setRuleOrigin(rule, { file: marker.file, line: marker.line, col: marker.col, raw: marker.raw });
       }
     }
     if (!named) return;

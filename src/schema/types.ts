@@ -39,8 +39,8 @@ export interface JSONSchemaProps {
 }
 
 /**
- * Where a rule comes from (the marker that made it), kept under a symbol so that it travels with the rule
- * through copies (clone) but is never written out (YAML and JSON see string keys only).
+ * Where a rule comes from (the marker that made it), kept under a non-enumerable symbol so that it travels
+ * with the rule through copies (clone) but is never written out nor compared (ruleOrigin sets it).
  */
 export const RULE_ORIGIN: unique symbol = Symbol('kubesmith.ruleOrigin');
 
@@ -50,6 +50,12 @@ export interface RuleOrigin {
   col: number;
   /** The marker text from `+`, to find the expression's column in it. */
   raw: string;
+}
+
+/** Records the marker a rule comes from, unless it has one already. */
+export function setRuleOrigin(rule: ValidationRule, origin: RuleOrigin): void {
+  if (rule[RULE_ORIGIN]) return;
+  Object.defineProperty(rule, RULE_ORIGIN, { value: origin, enumerable: false, configurable: true });
 }
 
 export interface ValidationRule {
@@ -90,6 +96,6 @@ function copy(value: unknown, seen: Map<object, unknown>): unknown {
   for (const key of Object.keys(value)) out[key] = copy((value as Record<string, unknown>)[key], seen);
   // Symbol keys carry facts about the value (a rule's origin), shared rather than copied.
   for (const key of Object.getOwnPropertySymbols(value))
-    (out as Record<symbol, unknown>)[key] = (value as Record<symbol, unknown>)[key];
+    Object.defineProperty(out, key, Object.getOwnPropertyDescriptor(value, key)!);
   return out;
 }
