@@ -51,20 +51,25 @@ function positionOf(
 
 /** Compiles the rules of every version of `files`, reporting each problem. */
 export async function compileCrdRules(files: readonly GeneratedFile[], report: Report): Promise<void> {
-  const { compileRules } = await import('../schema/cel-compile.js');
-  for (const file of files) {
-    const kind = (file.documents[0] as CrdDocument).spec.names.kind;
-    for (const version of versionsOf(file)) {
-      for (const problem of compileRules(version.schema.openAPIV3Schema)) {
-        const at = positionOf(problem.rule, problem.part, problem.offset) ??
-          file.source ?? { file: file.path, line: 1, col: 1 };
-        report.error(
-          at,
-          problem.cost ? 'rule-cost' : 'invalid-rule',
-          `${kind} ${version.name}: ${problem.message}`,
-          problem.hint,
-        );
-      }
+  const { compileAll } = await import('../schema/cel-compile.js');
+  const versions = files.flatMap((file) =>
+    versionsOf(file).map((version) => ({
+      file,
+      kind: (file.documents[0] as CrdDocument).spec.names.kind,
+      version,
+    })),
+  );
+  const results = compileAll(versions.map(({ version }) => version.schema.openAPIV3Schema));
+  versions.forEach(({ file, kind, version }, i) => {
+    for (const problem of results[i]!) {
+      const at = positionOf(problem.rule, problem.part, problem.offset) ??
+        file.source ?? { file: file.path, line: 1, col: 1 };
+      report.error(
+        at,
+        problem.cost ? 'rule-cost' : 'invalid-rule',
+        `${kind} ${version.name}: ${problem.message}`,
+        problem.hint,
+      );
     }
-  }
+  });
 }

@@ -7,8 +7,8 @@
  * when a CRD has rules: the CEL implementation is not part of a cold start without them.
  */
 import type { ASTNode } from '@marcbachmann/cel-js';
-import { ruleEnvironment } from './cel-env.js';
-import { declType, unboundedCardinality, type DeclType } from './cel-types.js';
+import { RuleTypes, wordsOf } from './cel-env.js';
+import { declType, escapeName, unboundedCardinality, type DeclType } from './cel-types.js';
 import {
   estimateCost,
   STATIC_ESTIMATED_COST_LIMIT,
@@ -47,22 +47,33 @@ interface Checked {
   type: string | undefined;
 }
 
-/** The first line of a cel-js error, without its source excerpt. */
+type CelEnvironment = ReturnType<RuleTypes['environment']>;
+
+/** The first line of a cel-js error, without its source excerpt, in cel-go's words where they differ. */
 const firstLine = (message: string): string =>
   message
     .split('\n')[0]!
     .trim()
     .replace(/^No such key: (.*)$/, "undefined field '$1'");
 
-/** Field selections cel-js leaves unchecked (`has(self.x)`, `self.?x`) on a declared object type. */
-function unknownFieldIn(ast: ASTNode): ASTNode | undefined {
-  let found: ASTNode | undefined;
-  const fieldsOf = (node: ASTNode): DeclFieldNames | undefined => {
-    const name = typeName(node);
-    return name === undefined ? undefined : objectFields.get(name);
-  };
-  const visit = (node: ASTNode): void => {
-    if (found || typeof node !== 'object' || node === null) return;
+const typeName = (node: ASTNode): string | undefined =>
+  (node as unknown as { checkedType?: { name?: string } }).checkedType?.name;
+
+/** Every node under `node`, depth first. */
+function* nodesOf(node: ASTNode): Generator<ASTNode> {
+  yield node;
+  const args: unknown = node.args;
+  const children = Array.isArray(args) ? args.flat(2) : [args];
+  for (const child of children)
+    if (child && typeof child === 'object' && 'op' in child) yield* nodesOf(child as ASTNode);
+}
+
+/**
+ * A field selection cel-js leaves unchecked and cel-go refuses: `has(self.x)` and `self.?x` of a field the
+ * object type lacks.
+ */
+function unknownFieldIn(ast: ASTNode, types: RuleTypes): ASTNode | undefined {
+  for (const node of nodesOf(ast)) {
     if (node.op === 'call' && node.args[0] === 'has') {
       let arg = node.args[1][0];
       const chain: ASTNode[] = [];
@@ -70,42 +81,24 @@ function unknownFieldIn(ast: ASTNode): ASTNode | undefined {
         chain.unshift(arg);
         arg = arg.args[0];
       }
-      let fields = arg ? fieldsOf(arg) : undefined;
       let type = arg ? typeName(arg) : undefined;
       for (const step of chain) {
+        const fields = type === undefined ? undefined : types.fields.get(type);
         const name = (step.args as [ASTNode, string])[1];
-        if (fields && !fields.has(name)) {
-          found = step;
-          return;
-        }
-        type = type ? fieldTypes.get(type)?.get(name) : undefined;
-        fields = type ? objectFields.get(type) : undefined;
+        if (fields && !fields.has(name)) return step;
+        type = fields?.get(name);
       }
     }
     if (node.op === '.?') {
-      const fields = fieldsOf(node.args[0]);
-      if (fields && !fields.has(node.args[1])) {
-        found = node;
-        return;
-      }
+      const type = typeName(node.args[0]);
+      const fields = type === undefined ? undefined : types.fields.get(type);
+      if (fields && !fields.has(node.args[1])) return node;
     }
-    const args: unknown = node.args;
-    const children = Array.isArray(args) ? args.flat(2) : [args];
-    for (const child of children)
-      if (child && typeof child === 'object' && 'op' in child) visit(child as ASTNode);
-  };
-  visit(ast);
-  return found;
+  }
+  return undefined;
 }
 
-type DeclFieldNames = ReadonlySet<string>;
-/** The fields of the object types of the environment being checked, by cel-js type name. */
-let objectFields = new Map<string, DeclFieldNames>();
-let fieldTypes = new Map<string, Map<string, string>>();
-const typeName = (node: ASTNode): string | undefined =>
-  (node as unknown as { checkedType?: { name?: string } }).checkedType?.name;
-
-function check(env: ReturnType<typeof ruleEnvironment>, expression: string): Checked | { error: Error } {
+function check(env: CelEnvironment, expression: string): Checked | { error: Error } {
   try {
     const parsed = env.parse(expression);
     const result = parsed.check();
@@ -121,53 +114,61 @@ const offsetOf = (error: Error): number | undefined => {
   return e.range?.start ?? e.node?.pos;
 };
 
-function usesOldSelf(ast: ASTNode): boolean {
-  let found = false;
-  const visit = (node: ASTNode): void => {
-    if (found) return;
-    if (node.op === 'id' && node.args === 'oldSelf') {
-      found = true;
-      return;
-    }
-    const args: unknown = node.args;
-    const children = Array.isArray(args) ? args.flat(2) : [args];
-    for (const child of children)
-      if (child && typeof child === 'object' && 'op' in child) visit(child as ASTNode);
-  };
-  visit(ast);
-  return found;
+const usesOldSelf = (ast: ASTNode): boolean =>
+  [...nodesOf(ast)].some((node) => node.op === 'id' && node.args === 'oldSelf');
+
+/** A schema node that carries rules, with what compiling them needs. */
+interface RuleNode {
+  schema: JSONSchemaProps;
+  path: string;
+  /** Its declared type; undefined where the API server exposes none. */
+  decl: DeclType | undefined;
+  ctx: Context;
 }
 
-function registerNames(root: DeclType): void {
-  objectFields = new Map();
-  fieldTypes = new Map();
-  let n = 0;
-  const seen = new Map<DeclType, string>();
-  // The same walk, in the same order, as ruleEnvironment's naming: Object0, Object1...
-  const nameOf = (t: DeclType): string => {
-    switch (t.kind) {
-      case 'scalar':
-        return t.cel;
-      case 'dyn':
-        return 'dyn';
-      case 'list':
-        return `list<${nameOf(t.elem)}>`;
-      case 'map':
-        return `map<string, ${nameOf(t.elem)}>`;
-      case 'object': {
-        const known = seen.get(t);
-        if (known) return known;
-        const types = new Map<string, string>();
-        for (const [field, type] of t.fields) types.set(field, nameOf(type));
-        const name = `Object${n++}`;
-        seen.set(t, name);
-        objectFields.set(name, new Set(t.fields.keys()));
-        fieldTypes.set(name, types);
-        return name;
-      }
+/**
+ * The nodes of one version's schema that carry rules, walking the schema and its declared type together
+ * (so that a node's type is the one its parent's type holds, as the API server derives it).
+ */
+function ruleNodes(root: JSONSchemaProps): RuleNode[] {
+  const out: RuleNode[] = [];
+  const visit = (
+    s: JSONSchemaProps,
+    path: string,
+    decl: DeclType | undefined,
+    isRoot: boolean,
+    ctx: Context,
+  ): void => {
+    if ((s['x-kubernetes-validations'] ?? []).length > 0) {
+      // A node its parent's type does not expose gets its own, as the API server converts it alone.
+      const own = decl ?? declType(s, isRoot || s['x-kubernetes-embedded-resource'] === true);
+      out.push({ schema: s, path, decl: own, ctx });
+    }
+    const times = (n: number | undefined): number | undefined =>
+      ctx.cardinality === undefined || n === undefined ? undefined : ctx.cardinality * Math.max(0, n);
+    for (const [name, child] of Object.entries(s.properties ?? {})) {
+      if (isRoot && name === 'metadata') continue;
+      const escaped = escapeName(name);
+      const field = decl?.kind === 'object' && escaped !== undefined ? decl.fields.get(escaped) : undefined;
+      visit(child, `${path}.${name}`, field, false, ctx);
+    }
+    const elem = decl?.kind === 'list' || decl?.kind === 'map' ? decl.elem : undefined;
+    if (s.items) {
+      visit(s.items, `${path}[]`, elem, false, {
+        cardinality: times(s.maxItems),
+        uncorrelatable:
+          s['x-kubernetes-list-type'] === 'map' ? ctx.uncorrelatable : (ctx.uncorrelatable ?? path),
+      });
+    }
+    if (typeof s.additionalProperties === 'object') {
+      visit(s.additionalProperties, `${path}[*]`, elem, false, {
+        ...ctx,
+        cardinality: times(s.maxProperties),
+      });
     }
   };
-  nameOf(root);
+  visit(root, '', declType(root, true), true, { cardinality: 1, uncorrelatable: undefined });
+  return out;
 }
 
 const unboundedText = (list: readonly Unbounded[]): string =>
@@ -181,17 +182,42 @@ function costMessage(what: string, cost: number, limit: number): string {
 
 /** The problems of every rule of one CRD version's schema (root: its openAPIV3Schema). */
 export function compileRules(root: JSONSchemaProps): RuleProblem[] {
+  return compileAll([root])[0]!;
+}
+
+/**
+ * The problems of the rules of several CRD versions' schemas, one list each. Their types are registered
+ * together, once: the costly part of the compilation.
+ */
+export function compileAll(roots: readonly JSONSchemaProps[]): RuleProblem[][] {
+  const nodes = roots.map(ruleNodes);
+  const words = wordsOf(
+    nodes
+      .flat()
+      .flatMap((n) =>
+        (n.schema['x-kubernetes-validations'] ?? []).flatMap((r) => [r.rule, r.messageExpression ?? '']),
+      ),
+  );
+  const types = new RuleTypes(words);
+  const selfTypes = nodes.map((list) => list.map((n) => (n.decl ? types.nameOf(n.decl) : undefined)));
+  return nodes.map((list, i) => compileVersion(list, selfTypes[i]!, types));
+}
+
+function compileVersion(
+  nodes: readonly RuleNode[],
+  selfTypes: readonly (string | undefined)[],
+  types: RuleTypes,
+): RuleProblem[] {
   const problems: RuleProblem[] = [];
   let total = 0;
   let costliest: { rule: ValidationRule; path: string; unbounded: Unbounded[] } | undefined;
   let costliestCost = -1;
 
-  const compileNode = (s: JSONSchemaProps, path: string, isRoot: boolean, ctx: Context): void => {
+  nodes.forEach(({ schema: s, path, decl, ctx }, index) => {
     const rules = s['x-kubernetes-validations'] ?? [];
-    if (rules.length === 0) return;
-    const decl = declType(s, isRoot || s['x-kubernetes-embedded-resource'] === true);
     const where = path === '' ? 'the root' : path;
-    if (!decl) {
+    const selfType = selfTypes[index];
+    if (!decl || selfType === undefined) {
       for (const rule of rules)
         problems.push({
           rule,
@@ -203,12 +229,11 @@ export function compileRules(root: JSONSchemaProps): RuleProblem[] {
       return;
     }
     const cardinality = ctx.cardinality ?? unboundedCardinality(decl);
-    registerNames(decl);
-    const envs = new Map<boolean, ReturnType<typeof ruleEnvironment>>();
+    const envs = new Map<boolean, CelEnvironment>();
     for (const rule of rules) {
       if (rule.rule.trim() === '') continue;
       const optional = rule.optionalOldSelf === true;
-      const env = envs.get(optional) ?? ruleEnvironment(decl, optional);
+      const env = envs.get(optional) ?? types.environment(selfType, optional);
       envs.set(optional, env);
       const checked = check(env, rule.rule);
       if ('error' in checked) {
@@ -223,7 +248,7 @@ export function compileRules(root: JSONSchemaProps): RuleProblem[] {
         });
         continue;
       }
-      const unknown = unknownFieldIn(checked.ast);
+      const unknown = unknownFieldIn(checked.ast, types);
       if (unknown) {
         problems.push({
           rule,
@@ -312,28 +337,7 @@ export function compileRules(root: JSONSchemaProps): RuleProblem[] {
         }
       }
     }
-  };
-
-  const visit = (s: JSONSchemaProps, path: string, isRoot: boolean, ctx: Context): void => {
-    compileNode(s, path, isRoot, ctx);
-    const times = (n: number | undefined): number | undefined =>
-      ctx.cardinality === undefined || n === undefined ? undefined : ctx.cardinality * Math.max(0, n);
-    for (const [name, child] of Object.entries(s.properties ?? {})) {
-      if (isRoot && name === 'metadata') continue;
-      visit(child, `${path}.${name}`, false, ctx);
-    }
-    if (s.items) {
-      visit(s.items, `${path}[]`, false, {
-        cardinality: times(s.maxItems),
-        uncorrelatable:
-          s['x-kubernetes-list-type'] === 'map' ? ctx.uncorrelatable : (ctx.uncorrelatable ?? path),
-      });
-    }
-    if (typeof s.additionalProperties === 'object') {
-      visit(s.additionalProperties, `${path}[*]`, false, { ...ctx, cardinality: times(s.maxProperties) });
-    }
-  };
-  visit(root, '', true, { cardinality: 1, uncorrelatable: undefined });
+  });
 
   // The per-CRD budget, when no rule is over its own (that error already says what to bound).
   if (total > STATIC_ESTIMATED_CRD_COST_LIMIT && costliest && !problems.some((p) => p.cost)) {

@@ -222,7 +222,7 @@ function defineLibrary(env: Environment): void {
 
 let base: Environment | undefined;
 
-/** The environment every rule starts from (built once; cloning freezes it). */
+/** The environment every run starts from (built once per process; cloning freezes it). */
 function baseEnvironment(): Environment {
   if (!base) {
     base = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: true });
@@ -232,38 +232,63 @@ function baseEnvironment(): Environment {
 }
 
 /**
- * An environment for the rules of one schema node: its declared type registered (objects as named
- * types with their fields, compared by value), `self` of that type and `oldSelf` of it too, or an
- * optional of it where the rule sets optionalOldSelf.
+ * The declared types of the schema nodes that carry rules, registered once for a whole run: each object
+ * type as a named type with all its fields (so that a field the schema lacks is an error), compared by
+ * value. Registering a type is the costly step of cel-js, so an object gets its own type only where a
+ * rule can reach it: through a field whose name appears in some rule of the run (`names`); a field that
+ * no rule names keeps its name but the type `dyn`, which no rule can tell apart.
  */
-export function ruleEnvironment(root: DeclType, optionalOldSelf: boolean): Environment {
-  const env = baseEnvironment().clone();
-  const names = new Map<DeclType, string>();
-  const nameOf = (t: DeclType): string => {
+export class RuleTypes {
+  private readonly env = baseEnvironment().clone();
+  private readonly names = new Map<DeclType, string>();
+  /** The fields of each registered object type, by type name. */
+  readonly fields = new Map<string, ReadonlyMap<string, string>>();
+
+  constructor(private readonly usedNames: ReadonlySet<string>) {}
+
+  /** The cel-js type name of `t`, registering the object types it reaches. */
+  nameOf(t: DeclType): string {
     switch (t.kind) {
       case 'scalar':
         return t.cel;
       case 'dyn':
         return 'dyn';
       case 'list':
-        return `list<${nameOf(t.elem)}>`;
+        return `list<${this.nameOf(t.elem)}>`;
       case 'map':
-        return `map<string, ${nameOf(t.elem)}>`;
+        return `map<string, ${this.nameOf(t.elem)}>`;
       case 'object': {
-        const known = names.get(t);
+        const known = this.names.get(t);
         if (known) return known;
-        const fields: Record<string, string> = {};
-        for (const [field, type] of t.fields) fields[field] = nameOf(type);
-        const name = `Object${names.size}`;
-        names.set(t, name);
-        env.registerType(name, { fields });
-        env.registerOperator(`${name} == ${name}`, equal);
+        const name = `Object${this.names.size}`;
+        this.names.set(t, name);
+        const fields = new Map<string, string>();
+        for (const [field, type] of t.fields)
+          fields.set(field, this.usedNames.has(field) ? this.nameOf(type) : 'dyn');
+        this.fields.set(name, fields);
+        this.env.registerType(name, { fields: Object.fromEntries(fields) });
+        this.env.registerOperator(`${name} == ${name}`, equal);
         return name;
       }
     }
-  };
-  const selfType = nameOf(root);
-  env.registerVariable('self', selfType);
-  env.registerVariable('oldSelf', optionalOldSelf ? `optional<${selfType}>` : selfType);
-  return env;
+  }
+
+  /**
+   * An environment for the rules of one node: `self` and `oldSelf` of its type (an optional of it where
+   * the rule sets optionalOldSelf). Call after every node's type was named: cloning freezes the types.
+   */
+  environment(selfType: string, optionalOldSelf: boolean): Environment {
+    const env = this.env.clone();
+    env.registerVariable('self', selfType);
+    env.registerVariable('oldSelf', optionalOldSelf ? `optional<${selfType}>` : selfType);
+    return env;
+  }
+}
+
+/** Every word of the expressions: a superset of the field names they select. */
+export function wordsOf(expressions: Iterable<string>): Set<string> {
+  const words = new Set<string>();
+  for (const expression of expressions)
+    for (const [word] of expression.matchAll(/[A-Za-z_][A-Za-z0-9_]*/g)) words.add(word);
+  return words;
 }
