@@ -8,7 +8,7 @@
  */
 import type { ASTNode } from '@marcbachmann/cel-js';
 import { RuleTypes, wordsOf } from './cel-env.js';
-import { declType, escapeName, unboundedCardinality, type DeclType } from './cel-types.js';
+import { declType, unboundedCardinality, type DeclType } from './cel-types.js';
 import {
   estimateCost,
   STATIC_ESTIMATED_COST_LIMIT,
@@ -45,6 +45,9 @@ interface Context {
 interface Checked {
   ast: ASTNode;
   type: string | undefined;
+  /** A field selection cel-js let through that cel-go refuses (unknownFieldIn). */
+  unknownField: ASTNode | undefined;
+  usesOldSelf: boolean;
 }
 
 type CelEnvironment = ReturnType<RuleTypes['environment']>;
@@ -60,12 +63,13 @@ const typeName = (node: ASTNode): string | undefined =>
   (node as unknown as { checkedType?: { name?: string } }).checkedType?.name;
 
 /** Every node under `node`, depth first. */
-function* nodesOf(node: ASTNode): Generator<ASTNode> {
-  yield node;
+function nodesOf(node: ASTNode, out: ASTNode[] = []): ASTNode[] {
+  out.push(node);
   const args: unknown = node.args;
   const children = Array.isArray(args) ? args.flat(2) : [args];
   for (const child of children)
-    if (child && typeof child === 'object' && 'op' in child) yield* nodesOf(child as ASTNode);
+    if (child && typeof child === 'object' && 'op' in child) nodesOf(child as ASTNode, out);
+  return out;
 }
 
 /**
@@ -98,12 +102,33 @@ function unknownFieldIn(ast: ASTNode, types: RuleTypes): ASTNode | undefined {
   return undefined;
 }
 
-function check(env: CelEnvironment, expression: string): Checked | { error: Error } {
+type CheckResult = Checked | { error: Error };
+
+/**
+ * Checks of expressions already met, by the environment's self type and the text: the same rule on many
+ * kinds (`self == oldSelf`) is parsed and checked once.
+ */
+const checkCache = new WeakMap<CelEnvironment, Map<string, CheckResult>>();
+
+function check(env: CelEnvironment, expression: string, types: RuleTypes): CheckResult {
+  let byText = checkCache.get(env);
+  if (!byText) checkCache.set(env, (byText = new Map()));
+  let result = byText.get(expression);
+  if (!result) byText.set(expression, (result = checkOnce(env, expression, types)));
+  return result;
+}
+
+function checkOnce(env: CelEnvironment, expression: string, types: RuleTypes): CheckResult {
   try {
     const parsed = env.parse(expression);
     const result = parsed.check();
     if (!result.valid) return { error: result.error ?? new Error('does not type-check') };
-    return { ast: parsed.ast, type: result.type };
+    return {
+      ast: parsed.ast,
+      type: result.type,
+      unknownField: unknownFieldIn(parsed.ast, types),
+      usesOldSelf: usesOldSelf(parsed.ast),
+    };
   } catch (error) {
     return { error: error instanceof Error ? error : new Error(String(error)) };
   }
@@ -115,7 +140,7 @@ const offsetOf = (error: Error): number | undefined => {
 };
 
 const usesOldSelf = (ast: ASTNode): boolean =>
-  [...nodesOf(ast)].some((node) => node.op === 'id' && node.args === 'oldSelf');
+  nodesOf(ast).some((node) => node.op === 'id' && node.args === 'oldSelf');
 
 /** A schema node that carries rules, with what compiling them needs. */
 interface RuleNode {
@@ -127,47 +152,34 @@ interface RuleNode {
 }
 
 /**
- * The nodes of one version's schema that carry rules, walking the schema and its declared type together
- * (so that a node's type is the one its parent's type holds, as the API server derives it).
+ * The nodes of one version's schema that carry rules, each with its declared type as the API server
+ * derives it for the node (only there: most of a schema has no rules, and its types are not needed).
  */
 function ruleNodes(root: JSONSchemaProps): RuleNode[] {
   const out: RuleNode[] = [];
-  const visit = (
-    s: JSONSchemaProps,
-    path: string,
-    decl: DeclType | undefined,
-    isRoot: boolean,
-    ctx: Context,
-  ): void => {
+  const visit = (s: JSONSchemaProps, path: string, isRoot: boolean, ctx: Context): void => {
     if ((s['x-kubernetes-validations'] ?? []).length > 0) {
-      // A node its parent's type does not expose gets its own, as the API server converts it alone.
-      const own = decl ?? declType(s, isRoot || s['x-kubernetes-embedded-resource'] === true);
-      out.push({ schema: s, path, decl: own, ctx });
+      const decl = declType(s, isRoot || s['x-kubernetes-embedded-resource'] === true);
+      out.push({ schema: s, path, decl, ctx });
     }
     const times = (n: number | undefined): number | undefined =>
       ctx.cardinality === undefined || n === undefined ? undefined : ctx.cardinality * Math.max(0, n);
     for (const [name, child] of Object.entries(s.properties ?? {})) {
       if (isRoot && name === 'metadata') continue;
-      const escaped = escapeName(name);
-      const field = decl?.kind === 'object' && escaped !== undefined ? decl.fields.get(escaped) : undefined;
-      visit(child, `${path}.${name}`, field, false, ctx);
+      visit(child, `${path}.${name}`, false, ctx);
     }
-    const elem = decl?.kind === 'list' || decl?.kind === 'map' ? decl.elem : undefined;
     if (s.items) {
-      visit(s.items, `${path}[]`, elem, false, {
+      visit(s.items, `${path}[]`, false, {
         cardinality: times(s.maxItems),
         uncorrelatable:
           s['x-kubernetes-list-type'] === 'map' ? ctx.uncorrelatable : (ctx.uncorrelatable ?? path),
       });
     }
     if (typeof s.additionalProperties === 'object') {
-      visit(s.additionalProperties, `${path}[*]`, elem, false, {
-        ...ctx,
-        cardinality: times(s.maxProperties),
-      });
+      visit(s.additionalProperties, `${path}[*]`, false, { ...ctx, cardinality: times(s.maxProperties) });
     }
   };
-  visit(root, '', declType(root, true), true, { cardinality: 1, uncorrelatable: undefined });
+  visit(root, '', true, { cardinality: 1, uncorrelatable: undefined });
   return out;
 }
 
@@ -229,13 +241,10 @@ function compileVersion(
       return;
     }
     const cardinality = ctx.cardinality ?? unboundedCardinality(decl);
-    const envs = new Map<boolean, CelEnvironment>();
     for (const rule of rules) {
       if (rule.rule.trim() === '') continue;
-      const optional = rule.optionalOldSelf === true;
-      const env = envs.get(optional) ?? types.environment(selfType, optional);
-      envs.set(optional, env);
-      const checked = check(env, rule.rule);
+      const env = types.environment(selfType, rule.optionalOldSelf === true);
+      const checked = check(env, rule.rule, types);
       if ('error' in checked) {
         const offset = offsetOf(checked.error);
         problems.push({
@@ -248,7 +257,7 @@ function compileVersion(
         });
         continue;
       }
-      const unknown = unknownFieldIn(checked.ast, types);
+      const unknown = checked.unknownField;
       if (unknown) {
         problems.push({
           rule,
@@ -270,7 +279,7 @@ function compileVersion(
         });
         continue;
       }
-      const oldSelf = usesOldSelf(checked.ast);
+      const oldSelf = checked.usesOldSelf;
       if (oldSelf && ctx.uncorrelatable !== undefined) {
         problems.push({
           rule,
@@ -313,7 +322,7 @@ function compileVersion(
         costliest = { rule, path, unbounded: estimate.unbounded };
       }
       if (rule.messageExpression !== undefined && rule.messageExpression.trim() !== '') {
-        const message = check(env, rule.messageExpression);
+        const message = check(env, rule.messageExpression, types);
         if ('error' in message) {
           const offset = offsetOf(message.error);
           problems.push({

@@ -241,6 +241,8 @@ function baseEnvironment(): Environment {
 export class RuleTypes {
   private readonly env = baseEnvironment().clone();
   private readonly names = new Map<DeclType, string>();
+  private readonly byShape = new Map<string, string>();
+  private readonly environments = new Map<string, Environment>();
   /** The fields of each registered object type, by type name. */
   readonly fields = new Map<string, ReadonlyMap<string, string>>();
 
@@ -260,14 +262,20 @@ export class RuleTypes {
       case 'object': {
         const known = this.names.get(t);
         if (known) return known;
-        const name = `Object${this.names.size}`;
-        this.names.set(t, name);
         const fields = new Map<string, string>();
         for (const [field, type] of t.fields)
           fields.set(field, this.usedNames.has(field) ? this.nameOf(type) : 'dyn');
-        this.fields.set(name, fields);
-        this.env.registerType(name, { fields: Object.fromEntries(fields) });
-        this.env.registerOperator(`${name} == ${name}`, equal);
+        // Objects of the same shape (the same type used by several kinds) share one registered type.
+        const shape = JSON.stringify([...fields]);
+        let name = this.byShape.get(shape);
+        if (name === undefined) {
+          name = `Object${this.byShape.size}`;
+          this.byShape.set(shape, name);
+          this.fields.set(name, fields);
+          this.env.registerType(name, { fields: Object.fromEntries(fields) });
+          this.env.registerOperator(`${name} == ${name}`, equal);
+        }
+        this.names.set(t, name);
         return name;
       }
     }
@@ -278,9 +286,15 @@ export class RuleTypes {
    * the rule sets optionalOldSelf). Call after every node's type was named: cloning freezes the types.
    */
   environment(selfType: string, optionalOldSelf: boolean): Environment {
-    const env = this.env.clone();
-    env.registerVariable('self', selfType);
-    env.registerVariable('oldSelf', optionalOldSelf ? `optional<${selfType}>` : selfType);
+    // Nodes of the same shape share one: a new environment costs more than checking a rule.
+    const key = `${selfType}|${optionalOldSelf}`;
+    let env = this.environments.get(key);
+    if (!env) {
+      env = this.env.clone();
+      env.registerVariable('self', selfType);
+      env.registerVariable('oldSelf', optionalOldSelf ? `optional<${selfType}>` : selfType);
+      this.environments.set(key, env);
+    }
     return env;
   }
 }
