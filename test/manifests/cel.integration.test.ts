@@ -155,6 +155,22 @@ const CASES: Case[] = [
     schema: spec([], { ports: items([{ rule: "self.name.matches('^[a-z]+$')" }]) }),
     accepted: false,
   },
+  {
+    name: 'rules each within budget, together over the per-CRD budget',
+    schema: spec(
+      Array.from({ length: 20 }, (_, i) => ({ rule: `self.many.all(h, h.matches('^[a-z]{${i}}$'))` })),
+      { many: { type: 'array', maxItems: 100_000, items: { type: 'string', maxLength: 63 } } },
+    ),
+    accepted: false,
+  },
+  {
+    name: 'the same rules, fewer of them, within the per-CRD budget',
+    schema: spec(
+      Array.from({ length: 5 }, (_, i) => ({ rule: `self.many.all(h, h.matches('^[a-z]{${i}}$'))` })),
+      { many: { type: 'array', maxItems: 100_000, items: { type: 'string', maxLength: 63 } } },
+    ),
+    accepted: true,
+  },
 ];
 
 async function serverAccepts(schema: JSONSchemaProps): Promise<{ ok: boolean; output: string }> {
