@@ -72,6 +72,25 @@ describe('compileRules: the declared type of self', () => {
       ]);
   });
 
+  it('type-checks two-variable comprehensions: an index or key, and the item or value', () => {
+    const labels: JSONSchemaProps = { type: 'object', additionalProperties: str };
+    const ports: JSONSchemaProps = { type: 'array', items: { type: 'integer' } };
+    expect(
+      messages(
+        onSpec(
+          { labels, ports },
+          { rule: "self.labels.all(k, v, k + v != '') && self.ports.exists(i, p, i + p > 0)" },
+        ),
+      ),
+    ).toEqual([]);
+    expect(messages(onSpec({ labels }, { rule: 'self.labels.all(k, v, v > 1)' }))[0]).toMatch(
+      /does not compile/,
+    );
+    expect(
+      messages(onSpec({ ports }, { rule: 'self.ports.transformList(i, p, p * 2).all(x, x > 0)' })),
+    ).toEqual([]);
+  });
+
   it('types oldSelf as an optional where the rule sets optionalOldSelf', () => {
     expect(messages(onSpec({ name: str }, { rule: 'oldSelf.hasValue()', optionalOldSelf: true }))).toEqual(
       [],
@@ -128,7 +147,12 @@ describe('the Kubernetes library, evaluated', () => {
     ["'abc'.charAt(1)", 'b'],
     ["'a-b-c'.replace('-', '+')", 'a+b+c'],
     ["'a-b-c'.replace('-', '+', 1)", 'a+b-c'],
-    ["'abc'.reverse()", 'cba'],
+    ["['a', 'b'].reverse()", ['b', 'a']],
+    ['[[1], [2, 3]].flatten()', [1n, 2n, 3n]],
+    ["['b', 'a', 'b'].sort()", ['a', 'b', 'b']],
+    ["['b', 'a', 'b'].distinct()", ['b', 'a']],
+    ['[1, 2, 3].slice(1, 2)', [2n]],
+    ['lists.range(3)', [0n, 1n, 2n]],
     ["'x123y45'.find('[0-9]+')", '123'],
     ["'x123y45'.findAll('[0-9]+')", ['123', '45']],
     ['[1, 2, 3].isSorted()', true],

@@ -123,6 +123,12 @@ function checkOnce(env: CelEnvironment, expression: string, types: RuleTypes): C
     const parsed = env.parse(expression);
     const result = parsed.check();
     if (!result.valid) return { error: result.error ?? new Error('does not type-check') };
+    // cel-js knows cel.bind; the API server does not give CRD rules cel-go's bindings extension.
+    const bind = nodesOf(parsed.ast).find(
+      (n) => n.op === 'rcall' && n.args[0] === 'bind' && n.args[1].op === 'id' && n.args[1].args === 'cel',
+    );
+    if (bind)
+      return { error: Object.assign(new Error("undeclared reference to 'cel'"), { range: bind.range }) };
     return {
       ast: parsed.ast,
       type: result.type,

@@ -19,6 +19,15 @@ export const STATIC_ESTIMATED_CRD_COST_LIMIT = 100_000_000;
 const TRAVERSAL = 0.1;
 const REGEX_LENGTH = 0.25;
 const MACROS = new Set(['all', 'exists', 'exists_one', 'map', 'filter']);
+/** Comprehensions with an index or key and a value (cel-go's two-variable comprehensions). */
+const TWO_VARIABLE = new Set([
+  'all',
+  'exists',
+  'existsOne',
+  'transformList',
+  'transformMap',
+  'transformMapEntry',
+]);
 const REGEX = new Set(['matches', 'find', 'findAll']);
 const WALKS_STRING = new Set(['lowerAscii', 'upperAscii', 'trim', 'substring', 'replace', 'split']);
 
@@ -133,21 +142,27 @@ export function estimateCost(ast: ASTNode, root: DeclType, rootPath: string): Co
   ): Value => {
     const receiver = visit(receiverNode, scope);
     const variable = argNodes[0];
-    if (MACROS.has(name) && variable?.op === 'id' && argNodes.length >= 2) {
+    const second = argNodes[1];
+    const twoVariables =
+      TWO_VARIABLE.has(name) && argNodes.length >= 3 && second?.op === 'id' && variable?.op === 'id';
+    if ((MACROS.has(name) || twoVariables) && variable?.op === 'id' && argNodes.length >= 2) {
       const range = receiver.decl;
       const iterations = sizeOf(receiver);
       if (range && (range.kind === 'list' || range.kind === 'map')) note(range);
-      // A list's variable is an item, a map's a key (whose size is not known here).
-      const itemDecl = withPath(
-        range?.kind === 'list' ? range.elem : undefined,
+      // A list's variable is an item, a map's a key (whose size is not known here); with two variables,
+      // the second is the item or the value.
+      const elem = withPath(
+        range?.kind === 'list' || range?.kind === 'map' ? range.elem : undefined,
         `${paths.get(range!) ?? ''}[]`,
       );
-      const inner = new Map(scope).set(variable.args as string, itemDecl);
-      const body = argNodes.slice(1).reduce((a, n) => a + visit(n, inner).cost, 0);
+      const inner = new Map(scope);
+      if (twoVariables) inner.set(variable.args as string, undefined).set(second.args as string, elem);
+      else inner.set(variable.args as string, range?.kind === 'list' ? elem : undefined);
+      const body = argNodes.slice(twoVariables ? 2 : 1).reduce((a, n) => a + visit(n, inner).cost, 0);
       return {
         cost: receiver.cost + iterations * Math.max(body, 1),
         ...(name === 'filter' && range ? { decl: range } : {}),
-        ...(name === 'map' ? { size: iterations } : {}),
+        ...(name === 'map' || name.startsWith('transform') ? { size: iterations } : {}),
       };
     }
     const args = argNodes.map((n) => visit(n, scope));

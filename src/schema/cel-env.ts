@@ -2,10 +2,11 @@
  * The CEL environment of CRD validation rules: @marcbachmann/cel-js's standard library with optional types,
  * plus what Kubernetes gives CRD rules (k8s.io/apiserver/pkg/cel/library and the cel-go extensions it
  * turns on): lists (isSorted, sum, min, max, indexOf, lastIndexOf), regex (find, findAll), the extended
- * strings (charAt, replace, reverse, strings.quote...), sets, url(), quantity(), ip()/cidr(), format.named()
- * and semver(). Functions that are plain data manipulations run here; the rest are declared for the type
- * checker and refuse to evaluate. One base environment is built per process and cloned per schema node,
- * where `self` and `oldSelf` get the node's declared type (cel-types.ts).
+ * strings (charAt, replace, strings.quote...), cel-go's list extensions (slice, flatten, sort, distinct...)
+ * and two-variable comprehensions, sets, url(), quantity(), ip()/cidr(), format.named() and semver().
+ * Functions that are plain data manipulations run here; the rest are declared for the type checker and
+ * refuse to evaluate. One base environment is built per process; RuleTypes registers a run's object types
+ * on a clone of it, and gives each shape of `self` an environment of its own.
  */
 import { createRequire } from 'node:module';
 import { Environment } from '@marcbachmann/cel-js';
@@ -26,6 +27,8 @@ class Semver extends Declared {}
 class SetsNamespace {}
 class StringsNamespace {}
 class FormatNamespace {}
+class ListsNamespace {}
+class IpNamespace {}
 
 const notLocal = (what: string) => (): never => {
   throw new Error(`${what} is checked, not evaluated, by kubesmith`);
@@ -90,6 +93,28 @@ function defineLibrary(env: Environment): void {
     for (let i = l.length - 1; i >= 0; i--) if (equal(l[i], v)) return BigInt(i);
     return -1n;
   });
+  // cel-go's ext.Lists.
+  fn('list<A>.slice(int, int): list<A>', (l: CelValue[], a: bigint, b: bigint) =>
+    l.slice(Number(a), Number(b)),
+  );
+  fn('list<list<A>>.flatten(): list<A>', (l: CelValue[][]) => l.flat());
+  fn('list.flatten(int): list<dyn>', (l: CelValue[], depth: bigint) => l.flat(Number(depth)));
+  for (const t of ORDERED) fn(`list<${t}>.sort(): list<${t}>`, (l: CelValue[]) => [...l].sort(compare));
+  fn('list<A>.distinct(): list<A>', (l: CelValue[]) =>
+    l.filter((v, i) => l.findIndex((x) => equal(x, v)) === i),
+  );
+  fn('list<A>.reverse(): list<A>', (l: CelValue[]) => [...l].reverse());
+  fn('list<A>.first(): optional<A>', notLocal('first()'));
+  fn('list<A>.last(): optional<A>', notLocal('last()'));
+  env.registerType('ListsNamespace', ListsNamespace);
+  env.registerConstant('lists', 'ListsNamespace', new ListsNamespace());
+  fn('ListsNamespace.range(int): list<int>', (_: unknown, n: bigint) =>
+    Array.from({ length: Number(n) }, (_v, i) => BigInt(i)),
+  );
+  env.registerFunction('list.sortBy(ast, ast): list<dyn>', (({ receiver }: { receiver: unknown }) => ({
+    typeCheck: (checker: Checker, _m: unknown, ctx: Scope) => checker.check(receiver, ctx),
+    evaluate: notLocal('sortBy()'),
+  })) as never);
   // Regex (library/regex.go), with RE2 semantics.
   const compile = (pattern: string) => re2js().RE2JS.compile(pattern);
   fn('string.find(string): string', (s: string, p: string) => {
@@ -120,7 +145,6 @@ function defineLibrary(env: Environment): void {
     }
     return out;
   });
-  fn('string.reverse(): string', (s: string) => codePoints(s).reverse().join(''));
   fn('string.format(list): string', notLocal('string.format()'));
   env.registerType('StringsNamespace', StringsNamespace);
   env.registerConstant('strings', 'StringsNamespace', new StringsNamespace());
@@ -153,7 +177,6 @@ function defineLibrary(env: Environment): void {
   fn('Quantity.isInteger(): bool', notLocal('isInteger()'));
   fn('Quantity.asInteger(): int', notLocal('asInteger()'));
   fn('Quantity.asApproximateFloat(): double', notLocal('asApproximateFloat()'));
-  fn('Quantity.sign(): int', notLocal('sign()'));
   for (const arg of ['Quantity', 'int']) {
     fn(`Quantity.add(${arg}): Quantity`, notLocal('add()'));
     fn(`Quantity.sub(${arg}): Quantity`, notLocal('sub()'));
@@ -165,6 +188,9 @@ function defineLibrary(env: Environment): void {
   env.registerType('IP', IP);
   env.registerType('CIDR', CIDR);
   fn('ip(string): IP', notLocal('ip()'));
+  env.registerType('IpNamespace', IpNamespace);
+  env.registerConstant('ip', 'IpNamespace', new IpNamespace());
+  fn('IpNamespace.isCanonical(string): bool', notLocal('ip.isCanonical()'));
   fn('isIP(string): bool', notLocal('isIP()'));
   fn('string(IP): string', notLocal('string()'));
   fn('IP.family(): int', notLocal('family()'));
@@ -208,6 +234,7 @@ function defineLibrary(env: Environment): void {
   ])
     fn(`FormatNamespace.${name}(): Format`, notLocal(`format.${name}()`));
   fn('Format.validate(string): optional<list<string>>', notLocal('validate()'));
+  defineTwoVariableComprehensions(env);
   // Semantic versions (library/semverlib.go).
   env.registerType('Semver', Semver);
   fn('semver(string): Semver', notLocal('semver()'));
@@ -218,6 +245,88 @@ function defineLibrary(env: Environment): void {
   fn('Semver.isGreaterThan(Semver): bool', notLocal('isGreaterThan()'));
   fn('Semver.isLessThan(Semver): bool', notLocal('isLessThan()'));
   fn('Semver.compareTo(Semver): int', notLocal('compareTo()'));
+  for (const type of ['URL', 'Quantity', 'IP', 'CIDR', 'Semver'])
+    env.registerOperator(`${type} == ${type}`, notLocal(`== on ${type}`));
+}
+
+/** What cel-js hands a macro's type check: its checker, and a scope that can bind a variable. */
+interface CelType {
+  kind: string;
+  keyType?: CelType;
+  valueType?: CelType;
+}
+interface Checker {
+  check(node: unknown, ctx: Scope): CelType;
+  getType(name: string): CelType;
+  registry: { getListType(t: CelType): CelType; getMapType(k: CelType, v: CelType): CelType };
+}
+interface Scope {
+  forkWithVariable(name: string, type: CelType): Scope;
+}
+interface MacroCall {
+  args: { op: string; args: unknown }[];
+  receiver: unknown;
+}
+
+/**
+ * cel-go's two-variable comprehensions (ext.TwoVarComprehensions, which Kubernetes gives CRD rules):
+ * `all`, `exists`, `existsOne` with (index, value) or (key, value), `transformList`, `transformMap` and
+ * `transformMapEntry`. Type-checked here; not evaluated.
+ */
+function defineTwoVariableComprehensions(env: Environment): void {
+  const variables = (
+    checker: Checker,
+    receiver: unknown,
+    ctx: Scope,
+    first: string,
+    second: string,
+  ): Scope => {
+    const type = checker.check(receiver, ctx);
+    const dyn = checker.getType('dyn');
+    const key =
+      type.kind === 'list' ? checker.getType('int') : type.kind === 'map' ? (type.keyType ?? dyn) : dyn;
+    const value = type.kind === 'list' || type.kind === 'map' ? (type.valueType ?? dyn) : dyn;
+    return ctx.forkWithVariable(first, key).forkWithVariable(second, value);
+  };
+  const names = (call: MacroCall): [string, string] => {
+    const [a, b] = call.args;
+    if (a?.op !== 'id' || b?.op !== 'id') throw new Error('the first two arguments must be variable names');
+    return [a.args as string, b.args as string];
+  };
+  const macro =
+    (result: (checker: Checker, receiver: CelType, body: CelType[]) => CelType) => (call: MacroCall) => {
+      const [first, second] = names(call);
+      return {
+        typeCheck(checker: Checker, _m: unknown, ctx: Scope) {
+          const inner = variables(checker, call.receiver, ctx, first, second);
+          const body = call.args.slice(2).map((n) => checker.check(n, inner));
+          return result(checker, checker.check(call.receiver, ctx), body);
+        },
+        evaluate: notLocal('a two-variable comprehension'),
+      };
+    };
+  const bool = macro((checker) => checker.getType('bool'));
+  for (const name of ['all', 'exists', 'existsOne']) {
+    env.registerFunction(`list.${name}(ast, ast, ast): bool`, bool as never);
+    env.registerFunction(`map.${name}(ast, ast, ast): bool`, bool as never);
+  }
+  const list = macro((checker, _r, body) => checker.registry.getListType(body[body.length - 1]!));
+  const map = macro((checker, receiver, body) =>
+    checker.registry.getMapType(
+      receiver.kind === 'map' ? (receiver.keyType ?? checker.getType('dyn')) : checker.getType('int'),
+      body[body.length - 1]!,
+    ),
+  );
+  for (const receiver of ['list', 'map']) {
+    env.registerFunction(`${receiver}.transformList(ast, ast, ast): list<dyn>`, list as never);
+    env.registerFunction(`${receiver}.transformList(ast, ast, ast, ast): list<dyn>`, list as never);
+    env.registerFunction(`${receiver}.transformMap(ast, ast, ast): map<dyn, dyn>`, map as never);
+    env.registerFunction(`${receiver}.transformMap(ast, ast, ast, ast): map<dyn, dyn>`, map as never);
+    env.registerFunction(`${receiver}.transformMapEntry(ast, ast, ast): map<dyn, dyn>`, (() => ({
+      typeCheck: (checker: Checker) => checker.getType('map'),
+      evaluate: notLocal('transformMapEntry'),
+    })) as never);
+  }
 }
 
 let base: Environment | undefined;
@@ -225,8 +334,9 @@ let base: Environment | undefined;
 /** The environment every run starts from (built once per process; cloning freezes it). */
 function baseEnvironment(): Environment {
   if (!base) {
-    base = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: true });
-    defineLibrary(base);
+    const env = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: true });
+    defineLibrary(env);
+    base = env;
   }
   return base;
 }

@@ -124,6 +124,15 @@ const CASES: Case[] = [
     ]),
     accepted: true,
   },
+  {
+    name: 'two-variable comprehensions',
+    schema: spec([
+      {
+        rule: "self.labels.all(k, v, k != v) && self.shortHosts.exists(i, h, i > 0 && h != '') && self.shortHosts.transformList(i, h, h + 'x').size() >= 0 && self.labels.transformMap(k, v, v.size()).size() >= 0",
+      },
+    ]),
+    accepted: true,
+  },
   // Refused.
   { name: 'an unknown field', schema: spec([{ rule: 'self.nope == 1' }]), accepted: false },
   { name: 'an unknown field in has()', schema: spec([{ rule: 'has(self.nope)' }]), accepted: false },
