@@ -36,12 +36,16 @@ export function hasRules(file: GeneratedFile): boolean {
 /** The position of a problem: the marker's, moved to the expression's character where it is known. */
 function positionOf(
   rule: ValidationRule,
-  part: 'rule' | 'messageExpression' | 'optionalOldSelf',
+  part: 'rule' | 'messageExpression' | 'optionalOldSelf' | 'fieldPath',
   offset: number | undefined,
 ) {
   const origin = rule[RULE_ORIGIN];
   if (!origin) return undefined;
   const at = { file: origin.file, line: origin.line, col: origin.col };
+  if (part === 'fieldPath' && rule.fieldPath !== undefined) {
+    const start = origin.raw.indexOf(rule.fieldPath, origin.raw.indexOf('fieldPath='));
+    return start < 0 ? at : { ...at, col: origin.col + start };
+  }
   const expression = part === 'messageExpression' ? rule.messageExpression : rule.rule;
   if (offset === undefined || expression === undefined || part === 'optionalOldSelf') return at;
   // The expression as written in the marker (it is found only when written without escapes).

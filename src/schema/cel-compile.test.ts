@@ -91,6 +91,18 @@ describe('compileRules: the declared type of self', () => {
     ).toEqual([]);
   });
 
+  it('refuses a fieldPath that names no field under the node', () => {
+    const props = { name: str, labels: { type: 'object', additionalProperties: str } as JSONSchemaProps };
+    expect(
+      messages(
+        onSpec(props, { rule: 'true', fieldPath: '.name' }, { rule: 'true', fieldPath: ".labels['x']" }),
+      ),
+    ).toEqual([]);
+    expect(messages(onSpec(props, { rule: 'true', fieldPath: '.nope' }))).toEqual([
+      'rule on .spec: fieldPath .nope does not refer to a valid field (no nope)',
+    ]);
+  });
+
   it('types oldSelf as an optional where the rule sets optionalOldSelf', () => {
     expect(messages(onSpec({ name: str }, { rule: 'oldSelf.hasValue()', optionalOldSelf: true }))).toEqual(
       [],

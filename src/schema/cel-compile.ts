@@ -24,7 +24,7 @@ export interface RuleProblem {
   /** The schema path of the node the rule stands on (`.spec.ports[]`; `` for the root). */
   path: string;
   /** Which part of the rule is wrong. */
-  part: 'rule' | 'messageExpression' | 'optionalOldSelf';
+  part: 'rule' | 'messageExpression' | 'optionalOldSelf' | 'fieldPath';
   message: string;
   hint: string;
   /** Where in the expression (0-based), when the problem is at a character of it. */
@@ -148,6 +148,33 @@ const offsetOf = (error: Error): number | undefined => {
 const usesOldSelf = (ast: ASTNode): boolean =>
   nodesOf(ast).some((node) => node.op === 'id' && node.args === 'oldSelf');
 
+/**
+ * Why a rule's fieldPath does not name a field under the node, as the API server reads it (`.name` and
+ * `['key']` steps through properties and map values); undefined where it does, or where kubesmith cannot
+ * tell (list indexes, text it does not parse).
+ */
+function fieldPathProblem(node: JSONSchemaProps, fieldPath: string): string | undefined {
+  const steps = /^(?:\.[^.[\]]+|\['(?:[^'\\]|\\.)*'\])+$/.test(fieldPath)
+    ? [...fieldPath.matchAll(/\.([^.[\]]+)|\['((?:[^'\\]|\\.)*)'\]/g)].map((m) => m[1] ?? m[2]!)
+    : undefined;
+  if (!steps) return undefined;
+  let at: JSONSchemaProps | undefined = node;
+  for (const step of steps) {
+    if (!at) return undefined;
+    if (at.properties && Object.keys(at.properties).length > 0) {
+      at = at.properties[step];
+      if (!at) return `fieldPath ${fieldPath} does not refer to a valid field (no ${step})`;
+    } else if (typeof at.additionalProperties === 'object') {
+      at = at.additionalProperties;
+    } else if (at.type !== undefined && at.type !== 'object') {
+      return `fieldPath ${fieldPath} does not refer to a valid field (${step} is under a ${at.type})`;
+    } else {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
 /** A schema node that carries rules, with what compiling them needs. */
 interface RuleNode {
   schema: JSONSchemaProps;
@@ -250,6 +277,15 @@ function compileVersion(
     for (const rule of rules) {
       if (rule.rule.trim() === '') continue;
       const env = types.environment(selfType, rule.optionalOldSelf === true);
+      const badPath = rule.fieldPath === undefined ? undefined : fieldPathProblem(s, rule.fieldPath);
+      if (badPath)
+        problems.push({
+          rule,
+          path,
+          part: 'fieldPath',
+          message: `rule on ${where}: ${badPath}`,
+          hint: `name a field under ${where} (.field, or ['key'] for a map), as JSON names it`,
+        });
       const checked = check(env, rule.rule, types);
       if ('error' in checked) {
         const offset = offsetOf(checked.error);

@@ -133,12 +133,30 @@ const CASES: Case[] = [
     ]),
     accepted: true,
   },
+  {
+    name: 'a fieldPath to a field and to a map value',
+    schema: spec([
+      { rule: 'self.replicas >= 0', fieldPath: '.replicas' },
+      { rule: 'self.replicas >= 0', fieldPath: ".labels['a.b']" },
+    ]),
+    accepted: true,
+  },
   // Refused.
   { name: 'an unknown field', schema: spec([{ rule: 'self.nope == 1' }]), accepted: false },
   { name: 'an unknown field in has()', schema: spec([{ rule: 'has(self.nope)' }]), accepted: false },
   { name: 'a type error', schema: spec([{ rule: 'self.name + 1 == "a"' }]), accepted: false },
   { name: 'a rule that is not a bool', schema: spec([{ rule: 'self.name' }]), accepted: false },
   { name: 'a rule that does not parse', schema: spec([{ rule: 'self.name.size() <' }]), accepted: false },
+  {
+    name: 'a fieldPath to no field',
+    schema: spec([{ rule: 'self.replicas >= 0', fieldPath: '.nope' }]),
+    accepted: false,
+  },
+  {
+    name: 'a fieldPath under a string',
+    schema: spec([{ rule: 'self.replicas >= 0', fieldPath: '.name.first' }]),
+    accepted: false,
+  },
   {
     name: 'a messageExpression that is not a string',
     schema: spec([{ rule: 'self.replicas > 0', messageExpression: 'self.replicas' }]),
