@@ -1,5 +1,6 @@
 /**
- * Each function of the CEL environment of CRD rules, one rule at a time, given both to `compileRules` and
+ * Each function of the CEL environment of CRD rules, and the type checker on each kind of field (objects,
+ * maps, lists, int-or-string, formats, mixed numbers), one rule at a time, given both to `compileRules` and
  * to a real kube-apiserver (envtest, server-side dry run of a CRD holding the rule): both must accept the
  * functions Kubernetes gives CRD rules and refuse those it does not (cel-go's math and base64 extensions,
  * strings v3's reverse, cel.bind).
@@ -61,6 +62,18 @@ const ACCEPTED = [
   "duration('1s') > duration('0s')",
   "int('1') > 0 && uint(1) > 0u && bytes('a').size() > 0 && string(b'a') != ''",
   "self.l.all(i, v, i >= 0 && v != '')",
+  // The type checker on the schema's types.
+  'self.i < 1.5',
+  'self.l == [] && self.m == {}',
+  "self.m.a == 'x' && 'a' in self.m && self.m['a'] == 'b' && has(self.m.a)",
+  "self.s in self.l && self.l[0] == 'a'",
+  'self.o == self.o && self.o != oldSelf.o',
+  "has(self.o.x) && self.o.x.startsWith('a')",
+  "self.t > timestamp('2020-01-01T00:00:00Z') && self.du > duration('1s')",
+  'self.b.size() > 0',
+  "self.ios == 1 || self.ios == 'a'",
+  "int(self.d) > 0 && string(self.i) != '' && double(self.i) > 0.0",
+  'self.i / 2 > 0 && self.i % 2 == 0 && -self.i < 0',
 ];
 
 const REFUSED = [
@@ -71,6 +84,15 @@ const REFUSED = [
   'quantity(self.s).sign() > 0',
   'self.q.isInteger()',
   "self.s.nope() == ''",
+  'self.d == 1',
+  'self.i == 1.0',
+  "[1, 'a'].size() > 0",
+  'self.s == null',
+  'size(self.s) == 1u',
+  'self.i + self.d > 0.0',
+  "self.l.exists(x, x == 'a') ? 1 : 2 > 0",
+  'self.missing.x == 1',
+  'self.o.y == 1',
   "cel.bind(x, self.s, x != '')",
 ];
 
@@ -80,6 +102,14 @@ function spec(rule: string): JSONSchemaProps {
     properties: {
       s: { type: 'string', maxLength: 10 },
       l: { type: 'array', maxItems: 5, items: { type: 'string', maxLength: 5 } },
+      i: { type: 'integer' },
+      d: { type: 'number' },
+      m: { type: 'object', maxProperties: 5, additionalProperties: { type: 'string', maxLength: 5 } },
+      o: { type: 'object', properties: { x: { type: 'string', maxLength: 5 } } },
+      t: { type: 'string', format: 'date-time' },
+      du: { type: 'string', format: 'duration' },
+      b: { type: 'string', format: 'byte', maxLength: 10 },
+      ios: { 'x-kubernetes-int-or-string': true, maxLength: 5 },
     },
     'x-kubernetes-validations': [{ rule }],
   };
