@@ -79,7 +79,7 @@ describe('compileRules: the declared type of self', () => {
       messages(
         onSpec(
           { labels, ports },
-          { rule: "self.labels.all(k, v, k + v != '') && self.ports.exists(i, p, i + p > 0)" },
+          { rule: 'self.labels.all(k, v, k != v) && self.ports.exists(i, p, i + p > 0)' },
         ),
       ),
     ).toEqual([]);

@@ -384,7 +384,23 @@ function compileVersion(
             hint: 'make the messageExpression a string, e.g. "value " + string(self) + " is too large"',
           });
         } else {
-          total += estimateCost(message.ast, decl, path).cost * cardinality;
+          // Like the rule, times the times it can run.
+          const estimate = estimateCost(message.ast, decl, path);
+          const messageCost = estimate.cost * cardinality;
+          total += messageCost;
+          if (messageCost > STATIC_ESTIMATED_COST_LIMIT) {
+            problems.push({
+              rule,
+              path,
+              part: 'messageExpression',
+              cost: true,
+              message: `${costMessage(`the estimated cost of the messageExpression on ${where}`, messageCost, STATIC_ESTIMATED_COST_LIMIT)} (${STATIC_ESTIMATED_COST_LIMIT} per expression)`,
+              hint:
+                estimate.unbounded.length > 0
+                  ? `bound ${unboundedText(estimate.unbounded)}`
+                  : 'simplify the messageExpression',
+            });
+          }
         }
       }
     }

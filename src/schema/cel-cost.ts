@@ -5,8 +5,8 @@
  * or map can hold (maxItems, maxProperties, else what a 3 MiB request can hold); regular expressions
  * (matches, find, findAll) cost a tenth of the string's largest size times a quarter of the pattern's, and
  * the other string functions that walk their string (lowerAscii, upperAscii, trim, substring, replace,
- * split) a tenth of its size. What this does not know costs nothing, so the estimate never exceeds the
- * server's: a rule found over budget here is over budget there.
+ * split) a tenth of its size, and so does `+` of strings or lists. What this does not know costs
+ * nothing, so the estimate never exceeds the server's: a rule found over budget here is over budget there.
  */
 import type { ASTNode } from '@marcbachmann/cel-js';
 import type { DeclType } from './cel-types.js';
@@ -127,9 +127,20 @@ export function estimateCost(ast: ASTNode, root: DeclType, rootPath: string): Co
       case 'rcall':
         return visitMethod(node.args[0], node.args[1], node.args[2], scope);
       default: {
-        // A binary operator.
-        const [left, right] = node.args as [ASTNode, ASTNode];
-        return { cost: visit(left, scope).cost + visit(right, scope).cost + 1 };
+        // A binary operator; `+` of strings or lists walks both (a tenth of their sizes).
+        const [leftNode, rightNode] = node.args as [ASTNode, ASTNode];
+        const left = visit(leftNode, scope);
+        const right = visit(rightNode, scope);
+        const sized = (v: Value) =>
+          v.size !== undefined ||
+          v.decl?.kind === 'list' ||
+          (v.decl?.kind === 'scalar' && (v.decl.cel === 'string' || v.decl.cel === 'bytes'));
+        if (node.op === '+' && (sized(left) || sized(right))) {
+          const size = sizeOf(left) + sizeOf(right);
+          for (const v of [left, right]) if (v.decl?.kind === 'scalar') note(v.decl);
+          return { cost: left.cost + right.cost + Math.ceil(size * TRAVERSAL), size };
+        }
+        return { cost: left.cost + right.cost + 1 };
       }
     }
   };

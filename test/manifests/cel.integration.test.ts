@@ -183,6 +183,30 @@ const CASES: Case[] = [
     accepted: false,
   },
   {
+    name: 'a messageExpression walking an unbounded list of unbounded strings (cost)',
+    schema: spec([
+      {
+        rule: 'self.replicas >= 0',
+        messageExpression: "self.hosts.filter(h, h.matches('^[a-z]+$')).join(',')",
+      },
+    ]),
+    accepted: false,
+  },
+  {
+    name: 'a messageExpression joining an unbounded string, on each item of an unbounded list (cost)',
+    schema: spec([], {
+      ports: items([
+        { rule: 'self.port > 0', messageExpression: "'port ' + string(self.port) + ' of ' + self.name" },
+      ]),
+    }),
+    accepted: false,
+  },
+  {
+    name: 'a messageExpression joining a bounded string',
+    schema: spec([{ rule: 'self.replicas > 0', messageExpression: "'replicas of ' + self.name" }]),
+    accepted: true,
+  },
+  {
     name: 'rules each within budget, together over the per-CRD budget',
     schema: spec(
       Array.from({ length: 20 }, (_, i) => ({ rule: `self.many.all(h, h.matches('^[a-z]{${i}}$'))` })),
