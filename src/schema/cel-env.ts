@@ -384,6 +384,9 @@ export class RuleTypes {
           this.fields.set(name, fields);
           this.env.registerType(name, { fields: Object.fromEntries(fields) });
           this.env.registerOperator(`${name} == ${name}`, equal);
+          // An object, as a message in cel-go, may be compared with null.
+          // (cel-js registers the reversed operands too.)
+          this.env.registerOperator(`${name} == null`, (a: unknown, b: unknown) => a === b);
         }
         this.names.set(t, name);
         return name;

@@ -1,6 +1,7 @@
 /**
  * Each function of the CEL environment of CRD rules, and the type checker on each kind of field (objects,
- * maps, lists, int-or-string, formats, mixed numbers), one rule at a time, given both to `compileRules` and
+ * nullable ones, maps, lists, int-or-string, formats, mixed numbers, embedded resources, preserved unknown
+ * fields), one rule at a time, given both to `compileRules` and
  * to a real kube-apiserver (envtest, server-side dry run of a CRD holding the rule): both must accept the
  * functions Kubernetes gives CRD rules and refuse those it does not (cel-go's math and base64 extensions,
  * strings v3's reverse, cel.bind).
@@ -74,6 +75,9 @@ const ACCEPTED = [
   "self.ios == 1 || self.ios == 'a'",
   "int(self.d) > 0 && string(self.i) != '' && double(self.i) > 0.0",
   'self.i / 2 > 0 && self.i % 2 == 0 && -self.i < 0',
+  'self.no == null || self.no != null',
+  "self.e.kind == 'a' && self.e.metadata.name == 'a'",
+  "self.po.a == 'x'",
 ];
 
 const REFUSED = [
@@ -93,6 +97,10 @@ const REFUSED = [
   "self.l.exists(x, x == 'a') ? 1 : 2 > 0",
   'self.missing.x == 1',
   'self.o.y == 1',
+  "self.e.metadata.namespace == 'a'",
+  'self.pu.x == 1',
+  'has(self.pu.x)',
+  'self.po.b == 1',
   "cel.bind(x, self.s, x != '')",
 ];
 
@@ -110,6 +118,18 @@ function spec(rule: string): JSONSchemaProps {
       du: { type: 'string', format: 'duration' },
       b: { type: 'string', format: 'byte', maxLength: 10 },
       ios: { 'x-kubernetes-int-or-string': true, maxLength: 5 },
+      no: { type: 'object', nullable: true, properties: { x: { type: 'string', maxLength: 5 } } },
+      e: {
+        type: 'object',
+        'x-kubernetes-embedded-resource': true,
+        'x-kubernetes-preserve-unknown-fields': true,
+      },
+      pu: { 'x-kubernetes-preserve-unknown-fields': true },
+      po: {
+        type: 'object',
+        'x-kubernetes-preserve-unknown-fields': true,
+        properties: { a: { type: 'string', maxLength: 5 } },
+      },
     },
     'x-kubernetes-validations': [{ rule }],
   };
