@@ -6,10 +6,11 @@ import { sortDiagnostics, type Diagnostic } from '../markers/index.js';
 import { ROLE_FILE, WEBHOOK_MANIFESTS_FILE } from '../project/layout.js';
 import { kubesmithVersion } from '../version.js';
 import { createContext } from './context.js';
-import { generateCrds } from './crd.js';
+import { generateCrds, type GeneratedFile } from './crd.js';
 import { rolesFromMarkers } from './rbac.js';
 import { webhookConfigurations } from './webhook.js';
 import { writeYamlDocuments } from './yaml.js';
+import { compileCrdRules, hasRules } from './rules.js';
 
 export { formatDiagnostic, isError, type Diagnostic } from '../markers/index.js';
 
@@ -65,11 +66,13 @@ export async function generateManifests(options: GenerateOptions): Promise<Gener
   };
   const ctx = createContext(options.root, options.sources);
   const files: ManifestFile[] = [];
+  const withRules: GeneratedFile[] = [];
   if (all || options.crd) {
     for (const file of generateCrds(ctx, {
       version: options.version ?? kubesmithVersion,
       ...(options.maxDescLen !== undefined ? { maxDescLen: options.maxDescLen } : {}),
     })) {
+      if (hasRules(file)) withRules.push(file);
       const content = writeYamlDocuments(file.documents);
       files.push(handOver({ path: file.path, content }));
       // A turn of the event loop, in which the writes of the files handed over so far go on.
@@ -98,6 +101,9 @@ export async function generateManifests(options: GenerateOptions): Promise<Gener
       }
     }
   }
+  // Compiled after the CRDs are handed over (the writes go on meanwhile), and only on schemas the
+  // structural checks found sound: a rule over a placeholder says nothing new.
+  if (withRules.length > 0 && !ctx.report.hasErrors()) await compileCrdRules(withRules, ctx.report);
   // Collecting markers of every file also reports unknown and misplaced ones, whichever outputs run.
   const packageMarkers = ctx.packageMarkers();
   if (all || options.rbac) {

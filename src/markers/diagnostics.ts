@@ -18,6 +18,9 @@ export type DiagnosticCode =
   | 'recursive-type'
   | 'unknown-k8s-type'
   | 'not-structural'
+  // CEL rules: not compiling against the schema, or over the API server's cost budget.
+  | 'invalid-rule'
+  | 'rule-cost'
   // Kinds and their CRDs.
   | 'missing-group'
   | 'invalid-version'

@@ -7,7 +7,7 @@
 import type { SchemaEffect } from '../markers/effects.js';
 import type { Marker } from '../markers/index.js';
 import { combineUse, useShape } from './combine.js';
-import type { JSONSchemaProps } from './types.js';
+import { setRuleOrigin, type JSONSchemaProps } from './types.js';
 
 /** Reports a marker that cannot apply; `message` says why, `hint` how to fix it. */
 export type MarkerProblem = (marker: Marker, message: string, hint?: string) => void;
@@ -46,6 +46,10 @@ export function applyMarkers(
       const type = on.type;
       effect.apply(on, marker.value, failFor(marker));
       if (on.type !== type) typeSetter ??= marker;
+      // The rules a marker adds remember it, so that compiling them later can point at it.
+      for (const rule of on['x-kubernetes-validations'] ?? []) {
+        setRuleOrigin(rule, { file: marker.file, line: marker.line, col: marker.col, raw: marker.raw });
+      }
     }
     if (!named) return;
     const conflict = combineUse(target, on);

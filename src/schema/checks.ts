@@ -2,7 +2,8 @@
  * Checks of what the apiserver parses inside a schema: patterns (RE2, Go's `regexp`, not JavaScript's: see
  * re2.ts), CEL rules, and default values against their own schema. Each returns problems as text; the caller
  * says where. These are deliberately small: a lexical check of CEL (non-empty, closed string literals,
- * balanced brackets) rather than a CEL parser, and a validator for the keywords CRD schemas use.
+ * balanced brackets) where the marker stands, before the CRD-wide compilation (cel-compile.ts), and a
+ * validator for the keywords CRD schemas use.
  */
 import { re2Matches } from './re2.js';
 import type { JSONSchemaProps } from './types.js';
@@ -11,8 +12,9 @@ export { re2Problem } from './re2.js';
 
 /**
  * Why a CEL expression cannot parse, judged lexically: it must be non-empty, close its string literals
- * ('...', "...", '''...''', """...""", with r/b prefixes) and balance (), [] and {}. A real CEL parser
- * would also reject bad operators; the apiserver reports those when the CRD is applied.
+ * ('...', "...", '''...''', """...""", with r/b prefixes) and balance (), [] and {}. Cheap, and said
+ * where the marker stands; the rest (operators, types, fields, cost) is cel-compile.ts's, once the CRD's
+ * schema is whole.
  */
 export function celProblem(expression: string): string | undefined {
   if (expression.trim() === '') return 'the CEL expression is empty';

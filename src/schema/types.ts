@@ -38,7 +38,28 @@ export interface JSONSchemaProps {
   'x-kubernetes-validations'?: ValidationRule[];
 }
 
+/**
+ * Where a rule comes from (the marker that made it), kept under a non-enumerable symbol so that it travels
+ * with the rule through copies (clone) but is never written out nor compared (ruleOrigin sets it).
+ */
+export const RULE_ORIGIN: unique symbol = Symbol('kubesmith.ruleOrigin');
+
+export interface RuleOrigin {
+  file: string;
+  line: number;
+  col: number;
+  /** The marker text from `+`, to find the expression's column in it. */
+  raw: string;
+}
+
+/** Records the marker a rule comes from, unless it has one already. */
+export function setRuleOrigin(rule: ValidationRule, origin: RuleOrigin): void {
+  if (rule[RULE_ORIGIN]) return;
+  Object.defineProperty(rule, RULE_ORIGIN, { value: origin, enumerable: false, configurable: true });
+}
+
 export interface ValidationRule {
+  [RULE_ORIGIN]?: RuleOrigin;
   rule: string;
   message?: string;
   messageExpression?: string;
@@ -73,5 +94,8 @@ function copy(value: unknown, seen: Map<object, unknown>): unknown {
   const out: Record<string, unknown> = {};
   seen.set(value, out);
   for (const key of Object.keys(value)) out[key] = copy((value as Record<string, unknown>)[key], seen);
+  // Symbol keys carry facts about the value (a rule's origin), shared rather than copied.
+  for (const key of Object.getOwnPropertySymbols(value))
+    Object.defineProperty(out, key, Object.getOwnPropertyDescriptor(value, key)!);
   return out;
 }

@@ -66,6 +66,19 @@ describe('kubesmith manifests', () => {
     expect(await readdir(path.join(dir, 'config/crd/bases'))).toEqual([]);
   });
 
+  it('refuses a CEL rule that does not compile at its marker, exits 1 and writes nothing', async () => {
+    const dir = await copyFixture('cel_error');
+    await mkdir(path.join(dir, 'config/crd/bases'), { recursive: true });
+    const result = await run(dir, 'manifests');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      "src/api/lab/v1/gate.types.ts:10:73: error: Gate v1: rule on .spec does not compile: undefined field 'nope'\n  hint: fix the CEL expression",
+    );
+    expect(result.stderr).toMatch(/error: \d+ errors in the API sources; nothing was written/);
+    // The CRD was staged before its rules were compiled: it is not left behind.
+    expect(await readdir(path.join(dir, 'config/crd/bases'))).toEqual([]);
+  });
+
   it('a file that cannot be written fails the run with its name, and leaves nothing behind', async () => {
     const dir = await copyFixture('rbac');
     await writeFile(path.join(dir, 'config'), 'a file where the config directory goes\n');

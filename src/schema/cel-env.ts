@@ -1,0 +1,421 @@
+/**
+ * The CEL environment of CRD validation rules: @marcbachmann/cel-js's standard library with optional types,
+ * plus what Kubernetes gives CRD rules (k8s.io/apiserver/pkg/cel/library and the cel-go extensions it
+ * turns on): lists (isSorted, sum, min, max, indexOf, lastIndexOf), regex (find, findAll), the extended
+ * strings (charAt, replace, strings.quote...), cel-go's list extensions (slice, flatten, sort, distinct...)
+ * and two-variable comprehensions, sets, url(), quantity(), ip()/cidr(), format.named() and semver().
+ * Functions that are plain data manipulations run here; the rest are declared for the type checker and
+ * refuse to evaluate. One base environment is built per process; RuleTypes registers a run's object types
+ * on a clone of it, and gives each shape of `self` an environment of its own.
+ */
+import { createRequire } from 'node:module';
+import { Environment } from '@marcbachmann/cel-js';
+import type * as Re2js from 're2js';
+import type { DeclType } from './cel-types.js';
+
+let re2: typeof Re2js | undefined;
+const re2js = () => (re2 ??= createRequire(import.meta.url)('re2js') as typeof Re2js);
+
+/** A value of a Kubernetes library type that this process declares but does not compute. */
+class Declared {}
+class URL_ extends Declared {}
+class Quantity extends Declared {}
+class IP extends Declared {}
+class CIDR extends Declared {}
+class Format extends Declared {}
+class Semver extends Declared {}
+class SetsNamespace {}
+class StringsNamespace {}
+class FormatNamespace {}
+class ListsNamespace {}
+class IpNamespace {}
+
+const notLocal = (what: string) => (): never => {
+  throw new Error(`${what} is checked, not evaluated, by kubesmith`);
+};
+
+const DURATION = 'google.protobuf.Duration';
+const TIMESTAMP = 'google.protobuf.Timestamp';
+const ORDERED = ['int', 'uint', 'double', 'string', 'bool', 'bytes', DURATION, TIMESTAMP];
+const NUMERIC = ['int', 'uint', 'double'];
+
+type CelValue = unknown;
+
+function equal(a: CelValue, b: CelValue): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return (
+      Array.isArray(a) &&
+      Array.isArray(b) &&
+      a.length === b.length &&
+      a.every((v, i) => equal(v, b[i] as CelValue))
+    );
+  }
+  const entries = (v: object): [unknown, unknown][] =>
+    v instanceof Map ? [...(v as Map<unknown, unknown>).entries()] : Object.entries(v);
+  const left = entries(a);
+  const right = new Map(entries(b));
+  return left.length === right.size && left.every(([k, v]) => right.has(k) && equal(v, right.get(k)));
+}
+
+const compare = (a: CelValue, b: CelValue): number =>
+  (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0;
+
+/** Code points, as CEL strings index them. */
+const codePoints = (s: string): string[] => [...s];
+
+function defineLibrary(env: Environment): void {
+  const fn = (signature: string, handler: (...args: never[]) => unknown) =>
+    env.registerFunction(signature, handler as never);
+  // Lists (k8s.io/apiserver/pkg/cel/library/lists.go).
+  for (const t of ORDERED) {
+    fn(`list<${t}>.isSorted(): bool`, (l: CelValue[]) =>
+      l.every((v, i) => i === 0 || compare(l[i - 1], v) <= 0),
+    );
+    fn(`list<${t}>.min(): ${t}`, (l: CelValue[]) => {
+      if (l.length === 0) throw new Error('min called on empty list');
+      return l.reduce((a, b) => (compare(b, a) < 0 ? b : a));
+    });
+    fn(`list<${t}>.max(): ${t}`, (l: CelValue[]) => {
+      if (l.length === 0) throw new Error('max called on empty list');
+      return l.reduce((a, b) => (compare(b, a) > 0 ? b : a));
+    });
+  }
+  for (const t of NUMERIC) {
+    const zero = t === 'double' ? 0 : 0n;
+    fn(`list<${t}>.sum(): ${t}`, (l: never[]) =>
+      l.reduce((a: never, b: never) => (a + b) as never, zero as never),
+    );
+  }
+  fn('list<A>.indexOf(A): int', (l: CelValue[], v: CelValue) => BigInt(l.findIndex((x) => equal(x, v))));
+  fn('list<A>.lastIndexOf(A): int', (l: CelValue[], v: CelValue) => {
+    for (let i = l.length - 1; i >= 0; i--) if (equal(l[i], v)) return BigInt(i);
+    return -1n;
+  });
+  // cel-go's ext.Lists.
+  fn('list<A>.slice(int, int): list<A>', (l: CelValue[], a: bigint, b: bigint) =>
+    l.slice(Number(a), Number(b)),
+  );
+  fn('list<list<A>>.flatten(): list<A>', (l: CelValue[][]) => l.flat());
+  fn('list.flatten(int): list<dyn>', (l: CelValue[], depth: bigint) => l.flat(Number(depth)));
+  for (const t of ORDERED) fn(`list<${t}>.sort(): list<${t}>`, (l: CelValue[]) => [...l].sort(compare));
+  fn('list<A>.distinct(): list<A>', (l: CelValue[]) =>
+    l.filter((v, i) => l.findIndex((x) => equal(x, v)) === i),
+  );
+  fn('list<A>.reverse(): list<A>', (l: CelValue[]) => [...l].reverse());
+  fn('list<A>.first(): optional<A>', notLocal('first()'));
+  fn('list<A>.last(): optional<A>', notLocal('last()'));
+  env.registerType('ListsNamespace', ListsNamespace);
+  env.registerConstant('lists', 'ListsNamespace', new ListsNamespace());
+  fn('ListsNamespace.range(int): list<int>', (_: unknown, n: bigint) =>
+    Array.from({ length: Number(n) }, (_v, i) => BigInt(i)),
+  );
+  env.registerFunction('list.sortBy(ast, ast): list<dyn>', (({ receiver }: { receiver: unknown }) => ({
+    typeCheck: (checker: Checker, _m: unknown, ctx: Scope) => checker.check(receiver, ctx),
+    evaluate: notLocal('sortBy()'),
+  })) as never);
+  // Regex (library/regex.go), with RE2 semantics.
+  const compile = (pattern: string) => re2js().RE2JS.compile(pattern);
+  fn('string.find(string): string', (s: string, p: string) => {
+    const m = compile(p).matcher(s);
+    return m.find() ? m.group() : '';
+  });
+  const findAll = (s: string, p: string, limit: number): string[] => {
+    const out: string[] = [];
+    const m = compile(p).matcher(s);
+    while ((limit < 0 || out.length < limit) && m.find()) out.push(m.group() ?? '');
+    return out;
+  };
+  fn('string.findAll(string): list<string>', (s: string, p: string) => findAll(s, p, -1));
+  fn('string.findAll(string, int): list<string>', (s: string, p: string, n: bigint) =>
+    findAll(s, p, Number(n)),
+  );
+  // Extended strings (cel-go ext.Strings, the version Kubernetes turns on).
+  fn('string.charAt(int): string', (s: string, i: bigint) => codePoints(s)[Number(i)] ?? '');
+  fn('string.replace(string, string): string', (s: string, a: string, b: string) => s.replaceAll(a, b));
+  fn('string.replace(string, string, int): string', (s: string, a: string, b: string, n: bigint) => {
+    let out = s;
+    let from = 0;
+    for (let i = 0n; n < 0n || i < n; i++) {
+      const at = out.indexOf(a, from);
+      if (at < 0) break;
+      out = out.slice(0, at) + b + out.slice(at + a.length);
+      from = at + b.length;
+    }
+    return out;
+  });
+  fn('string.format(list): string', notLocal('string.format()'));
+  env.registerType('StringsNamespace', StringsNamespace);
+  env.registerConstant('strings', 'StringsNamespace', new StringsNamespace());
+  fn('StringsNamespace.quote(string): string', (_: unknown, s: string) => JSON.stringify(s));
+  // Sets (cel-go ext.Sets).
+  env.registerType('SetsNamespace', SetsNamespace);
+  env.registerConstant('sets', 'SetsNamespace', new SetsNamespace());
+  const has = (l: CelValue[], v: CelValue) => l.some((x) => equal(x, v));
+  fn('SetsNamespace.contains(list<A>, list<A>): bool', (_: unknown, a: CelValue[], b: CelValue[]) =>
+    b.every((v) => has(a, v)),
+  );
+  fn('SetsNamespace.intersects(list<A>, list<A>): bool', (_: unknown, a: CelValue[], b: CelValue[]) =>
+    b.some((v) => has(a, v)),
+  );
+  fn(
+    'SetsNamespace.equivalent(list<A>, list<A>): bool',
+    (_: unknown, a: CelValue[], b: CelValue[]) => b.every((v) => has(a, v)) && a.every((v) => has(b, v)),
+  );
+  // URLs (library/urls.go).
+  env.registerType('URL', URL_);
+  fn('url(string): URL', notLocal('url()'));
+  fn('isURL(string): bool', notLocal('isURL()'));
+  for (const m of ['getScheme', 'getHost', 'getHostname', 'getPort', 'getEscapedPath'])
+    fn(`URL.${m}(): string`, notLocal(`${m}()`));
+  fn('URL.getQuery(): map<string, list<string>>', notLocal('getQuery()'));
+  // Quantities (library/quantity.go).
+  env.registerType('Quantity', Quantity);
+  fn('quantity(string): Quantity', notLocal('quantity()'));
+  fn('isQuantity(string): bool', notLocal('isQuantity()'));
+  fn('Quantity.isInteger(): bool', notLocal('isInteger()'));
+  fn('Quantity.asInteger(): int', notLocal('asInteger()'));
+  fn('Quantity.asApproximateFloat(): double', notLocal('asApproximateFloat()'));
+  for (const arg of ['Quantity', 'int']) {
+    fn(`Quantity.add(${arg}): Quantity`, notLocal('add()'));
+    fn(`Quantity.sub(${arg}): Quantity`, notLocal('sub()'));
+  }
+  fn('Quantity.isGreaterThan(Quantity): bool', notLocal('isGreaterThan()'));
+  fn('Quantity.isLessThan(Quantity): bool', notLocal('isLessThan()'));
+  fn('Quantity.compareTo(Quantity): int', notLocal('compareTo()'));
+  // IP addresses and CIDRs (library/ip.go, library/cidr.go).
+  env.registerType('IP', IP);
+  env.registerType('CIDR', CIDR);
+  fn('ip(string): IP', notLocal('ip()'));
+  env.registerType('IpNamespace', IpNamespace);
+  env.registerConstant('ip', 'IpNamespace', new IpNamespace());
+  fn('IpNamespace.isCanonical(string): bool', notLocal('ip.isCanonical()'));
+  fn('isIP(string): bool', notLocal('isIP()'));
+  fn('string(IP): string', notLocal('string()'));
+  fn('IP.family(): int', notLocal('family()'));
+  for (const m of [
+    'isUnspecified',
+    'isLoopback',
+    'isLinkLocalMulticast',
+    'isLinkLocalUnicast',
+    'isGlobalUnicast',
+  ])
+    fn(`IP.${m}(): bool`, notLocal(`${m}()`));
+  fn('cidr(string): CIDR', notLocal('cidr()'));
+  fn('isCIDR(string): bool', notLocal('isCIDR()'));
+  fn('string(CIDR): string', notLocal('string()'));
+  fn('CIDR.containsIP(string): bool', notLocal('containsIP()'));
+  fn('CIDR.containsIP(IP): bool', notLocal('containsIP()'));
+  fn('CIDR.containsCIDR(string): bool', notLocal('containsCIDR()'));
+  fn('CIDR.containsCIDR(CIDR): bool', notLocal('containsCIDR()'));
+  fn('CIDR.ip(): IP', notLocal('ip()'));
+  fn('CIDR.masked(): CIDR', notLocal('masked()'));
+  fn('CIDR.prefixLength(): int', notLocal('prefixLength()'));
+  // Named formats (library/format.go).
+  env.registerType('Format', Format);
+  env.registerType('FormatNamespace', FormatNamespace);
+  env.registerConstant('format', 'FormatNamespace', new FormatNamespace());
+  fn('FormatNamespace.named(string): optional<Format>', notLocal('format.named()'));
+  for (const name of [
+    'dns1123Label',
+    'dns1123Subdomain',
+    'dns1035Label',
+    'qualifiedName',
+    'dns1123LabelPrefix',
+    'dns1123SubdomainPrefix',
+    'dns1035LabelPrefix',
+    'labelValue',
+    'uri',
+    'uuid',
+    'byte',
+    'date',
+    'datetime',
+  ])
+    fn(`FormatNamespace.${name}(): Format`, notLocal(`format.${name}()`));
+  fn('Format.validate(string): optional<list<string>>', notLocal('validate()'));
+  defineTwoVariableComprehensions(env);
+  // Semantic versions (library/semverlib.go).
+  env.registerType('Semver', Semver);
+  fn('semver(string): Semver', notLocal('semver()'));
+  fn('semver(string, bool): Semver', notLocal('semver()'));
+  fn('isSemver(string): bool', notLocal('isSemver()'));
+  fn('isSemver(string, bool): bool', notLocal('isSemver()'));
+  for (const m of ['major', 'minor', 'patch']) fn(`Semver.${m}(): int`, notLocal(`${m}()`));
+  fn('Semver.isGreaterThan(Semver): bool', notLocal('isGreaterThan()'));
+  fn('Semver.isLessThan(Semver): bool', notLocal('isLessThan()'));
+  fn('Semver.compareTo(Semver): int', notLocal('compareTo()'));
+  for (const type of ['URL', 'Quantity', 'IP', 'CIDR', 'Semver'])
+    env.registerOperator(`${type} == ${type}`, notLocal(`== on ${type}`));
+}
+
+/** What cel-js hands a macro's type check: its checker, and a scope that can bind a variable. */
+interface CelType {
+  kind: string;
+  keyType?: CelType;
+  valueType?: CelType;
+}
+interface Checker {
+  check(node: unknown, ctx: Scope): CelType;
+  getType(name: string): CelType;
+  registry: { getListType(t: CelType): CelType; getMapType(k: CelType, v: CelType): CelType };
+}
+interface Scope {
+  forkWithVariable(name: string, type: CelType): Scope;
+}
+interface MacroCall {
+  args: { op: string; args: unknown }[];
+  receiver: unknown;
+}
+
+/**
+ * cel-go's two-variable comprehensions (ext.TwoVarComprehensions, which Kubernetes gives CRD rules):
+ * `all`, `exists`, `existsOne` with (index, value) or (key, value), `transformList`, `transformMap` and
+ * `transformMapEntry`. Type-checked here; not evaluated.
+ */
+function defineTwoVariableComprehensions(env: Environment): void {
+  const variables = (
+    checker: Checker,
+    receiver: unknown,
+    ctx: Scope,
+    first: string,
+    second: string,
+  ): Scope => {
+    const type = checker.check(receiver, ctx);
+    const dyn = checker.getType('dyn');
+    const key =
+      type.kind === 'list' ? checker.getType('int') : type.kind === 'map' ? (type.keyType ?? dyn) : dyn;
+    const value = type.kind === 'list' || type.kind === 'map' ? (type.valueType ?? dyn) : dyn;
+    return ctx.forkWithVariable(first, key).forkWithVariable(second, value);
+  };
+  const names = (call: MacroCall): [string, string] => {
+    const [a, b] = call.args;
+    if (a?.op !== 'id' || b?.op !== 'id') throw new Error('the first two arguments must be variable names');
+    return [a.args as string, b.args as string];
+  };
+  const macro =
+    (result: (checker: Checker, receiver: CelType, body: CelType[]) => CelType) => (call: MacroCall) => {
+      const [first, second] = names(call);
+      return {
+        typeCheck(checker: Checker, _m: unknown, ctx: Scope) {
+          const inner = variables(checker, call.receiver, ctx, first, second);
+          const body = call.args.slice(2).map((n) => checker.check(n, inner));
+          return result(checker, checker.check(call.receiver, ctx), body);
+        },
+        evaluate: notLocal('a two-variable comprehension'),
+      };
+    };
+  const bool = macro((checker) => checker.getType('bool'));
+  for (const name of ['all', 'exists', 'existsOne']) {
+    env.registerFunction(`list.${name}(ast, ast, ast): bool`, bool as never);
+    env.registerFunction(`map.${name}(ast, ast, ast): bool`, bool as never);
+  }
+  const list = macro((checker, _r, body) => checker.registry.getListType(body[body.length - 1]!));
+  const map = macro((checker, receiver, body) =>
+    checker.registry.getMapType(
+      receiver.kind === 'map' ? (receiver.keyType ?? checker.getType('dyn')) : checker.getType('int'),
+      body[body.length - 1]!,
+    ),
+  );
+  for (const receiver of ['list', 'map']) {
+    env.registerFunction(`${receiver}.transformList(ast, ast, ast): list<dyn>`, list as never);
+    env.registerFunction(`${receiver}.transformList(ast, ast, ast, ast): list<dyn>`, list as never);
+    env.registerFunction(`${receiver}.transformMap(ast, ast, ast): map<dyn, dyn>`, map as never);
+    env.registerFunction(`${receiver}.transformMap(ast, ast, ast, ast): map<dyn, dyn>`, map as never);
+    env.registerFunction(`${receiver}.transformMapEntry(ast, ast, ast): map<dyn, dyn>`, (() => ({
+      typeCheck: (checker: Checker) => checker.getType('map'),
+      evaluate: notLocal('transformMapEntry'),
+    })) as never);
+  }
+}
+
+let base: Environment | undefined;
+
+/** The environment every run starts from (built once per process; cloning freezes it). */
+function baseEnvironment(): Environment {
+  if (!base) {
+    const env = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: true });
+    defineLibrary(env);
+    base = env;
+  }
+  return base;
+}
+
+/**
+ * The declared types of the schema nodes that carry rules, registered once for a whole run: each object
+ * type as a named type with all its fields (so that a field the schema lacks is an error), compared by
+ * value. Registering a type is the costly step of cel-js, so an object gets its own type only where a
+ * rule can reach it: through a field whose name appears in some rule of the run (`names`); a field that
+ * no rule names keeps its name but the type `dyn`, which no rule can tell apart.
+ */
+export class RuleTypes {
+  private readonly env = baseEnvironment().clone();
+  private readonly names = new Map<DeclType, string>();
+  private readonly byShape = new Map<string, string>();
+  private readonly environments = new Map<string, Environment>();
+  /** The fields of each registered object type, by type name. */
+  readonly fields = new Map<string, ReadonlyMap<string, string>>();
+
+  constructor(private readonly usedNames: ReadonlySet<string>) {}
+
+  /** The cel-js type name of `t`, registering the object types it reaches. */
+  nameOf(t: DeclType): string {
+    switch (t.kind) {
+      case 'scalar':
+        return t.cel;
+      case 'dyn':
+        return 'dyn';
+      case 'list':
+        return `list<${this.nameOf(t.elem)}>`;
+      case 'map':
+        return `map<string, ${this.nameOf(t.elem)}>`;
+      case 'object': {
+        const known = this.names.get(t);
+        if (known) return known;
+        const fields = new Map<string, string>();
+        for (const [field, type] of t.fields)
+          fields.set(field, this.usedNames.has(field) ? this.nameOf(type) : 'dyn');
+        // Objects of the same shape (the same type used by several kinds) share one registered type.
+        const shape = JSON.stringify([...fields]);
+        let name = this.byShape.get(shape);
+        if (name === undefined) {
+          name = `Object${this.byShape.size}`;
+          this.byShape.set(shape, name);
+          this.fields.set(name, fields);
+          this.env.registerType(name, { fields: Object.fromEntries(fields) });
+          this.env.registerOperator(`${name} == ${name}`, equal);
+          // An object, as a message in cel-go, may be compared with null.
+          // (cel-js registers the reversed operands too.)
+          this.env.registerOperator(`${name} == null`, (a: unknown, b: unknown) => a === b);
+        }
+        this.names.set(t, name);
+        return name;
+      }
+    }
+  }
+
+  /**
+   * An environment for the rules of one node: `self` and `oldSelf` of its type (an optional of it where
+   * the rule sets optionalOldSelf). Call after every node's type was named: cloning freezes the types.
+   */
+  environment(selfType: string, optionalOldSelf: boolean): Environment {
+    // Nodes of the same shape share one: a new environment costs more than checking a rule.
+    const key = `${selfType}|${optionalOldSelf}`;
+    let env = this.environments.get(key);
+    if (!env) {
+      env = this.env.clone();
+      env.registerVariable('self', selfType);
+      env.registerVariable('oldSelf', optionalOldSelf ? `optional<${selfType}>` : selfType);
+      this.environments.set(key, env);
+    }
+    return env;
+  }
+}
+
+/** Every word of the expressions: a superset of the field names they select. */
+export function wordsOf(expressions: Iterable<string>): Set<string> {
+  const words = new Set<string>();
+  for (const expression of expressions)
+    for (const [word] of expression.matchAll(/[A-Za-z_][A-Za-z0-9_]*/g)) words.add(word);
+  return words;
+}
