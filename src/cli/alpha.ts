@@ -24,6 +24,8 @@ import { KubesmithError } from '../errors.js';
 import type { CommandContext } from './main.js';
 import type { Plan } from '../scaffold/plan.js';
 import type { LoadedProject } from '../project/find.js';
+import type { ReplayStep } from '../scaffold/replay.js';
+import type { KubesmithPackages } from '../scaffold/packages.js';
 
 interface GenerateFlags {
   inputDir?: string;
@@ -199,13 +201,13 @@ async function loadOutput(output: string): Promise<LoadedProject> {
   return { root: output, config: parseProject(text, PROJECT_FILE), text };
 }
 
-type Step = import('../scaffold/replay.js').ReplayStep;
+type Step = ReplayStep;
 
 async function planStep(
   step: Step,
   output: string,
   inPlace: boolean,
-  packages: import('../scaffold/packages.js').KubesmithPackages,
+  packages: KubesmithPackages,
   env: NodeJS.ProcessEnv,
 ): Promise<Plan> {
   // In place, each step overwrites the file it makes (as `--force`); in a new directory nothing is there.
