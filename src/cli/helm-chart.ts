@@ -31,6 +31,7 @@ stops without writing when the chart directory holds a file it did not write, or
 Examples:
   $ kubesmith helm-chart --img registry.example.com/guestbook-operator:v0.1.0
   $ kubesmith edit --plugins helm
+  $ kubesmith edit --multigroup
   $ helm install guestbook dist/chart -n guestbook-system --create-namespace`;
 
 export function registerHelmChart(program: Command, contextFor: (command: Command) => CommandContext): void {
@@ -53,23 +54,79 @@ export function registerHelmChart(program: Command, contextFor: (command: Comman
   options(
     program
       .command('edit')
-      .description("kubebuilder's name for helm-chart: `edit --plugins helm` writes the Helm chart")
-      .requiredOption(
+      .description(
+        "change a project-wide setting: `--plugins helm` writes the Helm chart (kubebuilder's name for helm-chart), `--multigroup` allows APIs in several groups",
+      )
+      .option(
         '--plugins <plugins>',
         'the plugin to apply: helm (helm/v2-alpha, helm.kubebuilder.io/v2-alpha)',
+      )
+      .option(
+        '--multigroup',
+        'allow APIs in several groups from now on: new controllers go to src/controllers/<group>/ (existing files are not moved)',
+        false,
       ),
-  ).action(async (flags: HelmChartFlags & { plugins: string }, command: Command) => {
-    const plugins = flags.plugins.split(',').map((plugin) => plugin.trim());
+  ).action(async (flags: HelmChartFlags & { plugins?: string; multigroup: boolean }, command: Command) => {
+    if (flags.plugins === undefined && !flags.multigroup)
+      throw new UsageError(
+        'kubesmith edit needs --plugins helm or --multigroup',
+        'e.g. kubesmith edit --multigroup, or kubesmith edit --plugins helm',
+      );
+    const plugins = flags.plugins?.split(',').map((plugin) => plugin.trim()) ?? [];
     const known = /^helm(?:\/v[12]-alpha|\.kubebuilder\.io\/v[12]-alpha)?$/;
     const unknown = plugins.filter((plugin) => !known.test(plugin));
-    if (unknown.length > 0 || plugins.length === 0) {
+    if (unknown.length > 0 || (flags.plugins !== undefined && plugins.length === 0)) {
       throw new UsageError(
         `unknown plugin "${unknown[0] ?? ''}" for edit`,
         'kubesmith edit knows one plugin: --plugins helm (the same as `kubesmith helm-chart`)',
       );
     }
-    await helmChart(flags, contextFor(command));
+    const context = contextFor(command);
+    if (flags.multigroup) await editMultigroup(context, flags.dryRun);
+    if (plugins.length > 0) await helmChart(flags, context);
   });
+}
+
+/**
+ * `edit --multigroup`: PROJECT's multigroup set, so that `create api` takes APIs of other groups, each
+ * group's controllers in src/controllers/<group>/. The existing controllers, their tests and roles are not
+ * moved (their imports, names and kustomize entries would all change): the command says so, and
+ * `alpha generate` makes the whole project in the multigroup layout.
+ */
+async function editMultigroup(context: CommandContext, dryRun: boolean): Promise<void> {
+  const { out, cwd } = context;
+  const { loadProject } = await import('../project/find.js');
+  const project = await loadProject(cwd);
+  if (project.config.multigroup) {
+    out.info('the project is multigroup already: nothing to do');
+    return;
+  }
+  const { serializeProject } = await import('../project/config.js');
+  const content = serializeProject({ ...project.config, multigroup: true });
+  const { kindLayout } = await import('../project/layout.js');
+  const { resolveResource } = await import('../project/resource.js');
+  const staying = project.config.resources
+    .filter((resource) => resource.controller)
+    .map((resource) => {
+      const resolved = resolveResource(resource, project.config, resource.api === undefined);
+      return kindLayout(resolved, false).controllerFile;
+    });
+  const plan: Plan = {
+    root: project.root,
+    entries: [{ action: 'update', path: PROJECT_FILE, content, previous: project.text }],
+    warnings:
+      staying.length > 0
+        ? [
+            `kubesmith edit does not move existing controllers: ${staying.join(', ')} stay${staying.length === 1 ? 's' : ''} in the single-group layout; new ones go to src/controllers/<group>/ (\`kubesmith alpha generate --output-dir DIR\` shows the whole project in the multigroup layout)`,
+          ]
+        : [],
+  };
+  if (!dryRun) {
+    const { applyPlan } = await import('../scaffold/apply.js');
+    await applyPlan(plan);
+  }
+  printPlan(out, plan);
+  out.result(planResult(plan, { command: 'edit', multigroup: true, dryRun }));
 }
 
 async function helmChart(flags: HelmChartFlags, context: CommandContext): Promise<void> {
