@@ -21,6 +21,7 @@ import {
 import path from 'node:path';
 import type { Command } from 'commander';
 import { KubesmithError } from '../errors.js';
+import { printable } from '../printable.js';
 import type { CommandContext } from './main.js';
 import type { Plan } from '../scaffold/plan.js';
 import type { LoadedProject } from '../project/find.js';
@@ -91,7 +92,6 @@ async function generate(flags: GenerateFlags, context: CommandContext): Promise<
       const plan = await planStep(step, output, inPlace, packages, env);
       await journal.apply(plan);
       done.push(replayCommandLine(step));
-      out.debug(`ran: ${done[done.length - 1]}`);
     }
     await journal.apply(await manifestsPlan(output));
     done.push('kubesmith manifests');
@@ -107,10 +107,15 @@ async function generate(flags: GenerateFlags, context: CommandContext): Promise<
     throw error;
   }
   if (packages.note) out.info(packages.note);
-  for (const line of done) out.info(`${out.style('green', 'ran')}  ${line}`);
+  // One line per file, as the plans of the commands print them; the steps with --verbose and --json.
+  for (const line of done) out.debug(printable(`ran ${line}`));
+  for (const file of [...journal.written].sort()) {
+    const verb = journal.existed(file) ? 'update' : 'create';
+    out.info(`${out.style(verb === 'create' ? 'green' : 'cyan', verb.padEnd(9))} ${file}`);
+  }
   const where = inPlace ? 'in place' : `in ${path.relative(cwd, output) || '.'}`;
   out.info(
-    `\nmade the project again ${where}: ${journal.written.size} files written${inPlace ? '; `git diff` shows what changed' : ''}`,
+    `Next: review the project made again ${where} (${journal.written.size} files)${inPlace ? ': `git diff` shows what changed' : ''}`,
   );
   out.result({
     command: 'alpha generate',
@@ -141,9 +146,10 @@ async function inputRoot(flags: GenerateFlags, cwd: string): Promise<string> {
 /** A file of at most 64 KiB (the license header), or undefined when there is none. */
 function readSmallFile(file: string): string | undefined {
   try {
-    if (!lstatSync(file).isFile()) return undefined;
-    const text = readFileSync(file, 'utf8');
-    return text.length > 64 * 1024 ? undefined : text;
+    // Not a regular file (a FIFO, a device), or larger than any license header: not one kubesmith wrote.
+    const stat = lstatSync(file);
+    if (!stat.isFile() || stat.size > 64 * 1024) return undefined;
+    return readFileSync(file, 'utf8');
   } catch {
     return undefined;
   }
@@ -286,6 +292,11 @@ class Journal {
   readonly written = new Set<string>();
 
   constructor(private readonly root: string) {}
+
+  /** Whether `file` was there before the run. */
+  existed(file: string): boolean {
+    return this.before.get(file) !== undefined;
+  }
 
   makeDirectory(dir: string): void {
     mkdirSync(dir, { recursive: true });
