@@ -160,6 +160,9 @@ function refuseUnknown(config: ProjectConfig): void {
     if (unknown !== undefined) refuse(`the key ${JSON.stringify(unknown.slice(0, 80))} in ${where}`);
     if (!resource.api && !resource.controller && !resource.webhooks)
       refuse(`${where} with neither an API, a controller nor a webhook`);
+    // create api qualifies a project's group with the project's domain, and records that domain.
+    if (resource.domain !== undefined && resource.domain !== config.domain)
+      refuse(`${where} in domain ${resource.domain}, not the project's ${config.domain}`);
   });
 }
 
