@@ -63,7 +63,7 @@ export function registerHelmChart(program: Command, contextFor: (command: Comman
       )
       .option(
         '--multigroup',
-        'allow APIs in several groups from now on: new controllers go to src/controllers/<group>/ (existing files are not moved)',
+        'allow APIs in several groups: controllers move to src/controllers/<group>/, RBAC roles to <group>_<kind>_*_role.yaml',
         false,
       ),
   ).action(async (flags: HelmChartFlags & { plugins?: string; multigroup: boolean }, command: Command) => {
@@ -87,12 +87,7 @@ export function registerHelmChart(program: Command, contextFor: (command: Comman
   });
 }
 
-/**
- * `edit --multigroup`: PROJECT's multigroup set, so that `create api` takes APIs of other groups, each
- * group's controllers in src/controllers/<group>/. The existing controllers, their tests and roles are not
- * moved (their imports, names and kustomize entries would all change): the command says so, and
- * `alpha generate` makes the whole project in the multigroup layout.
- */
+/** `edit --multigroup`: the plan of src/scaffold/multigroup.ts, applied at once (nothing is written on error). */
 async function editMultigroup(context: CommandContext, dryRun: boolean): Promise<void> {
   const { out, cwd } = context;
   const { loadProject } = await import('../project/find.js');
@@ -101,26 +96,8 @@ async function editMultigroup(context: CommandContext, dryRun: boolean): Promise
     out.info('the project is multigroup already: nothing to do');
     return;
   }
-  const { serializeProject } = await import('../project/config.js');
-  const content = serializeProject({ ...project.config, multigroup: true });
-  const { kindLayout } = await import('../project/layout.js');
-  const { resolveResource } = await import('../project/resource.js');
-  const staying = project.config.resources
-    .filter((resource) => resource.controller)
-    .map((resource) => {
-      const resolved = resolveResource(resource, project.config, resource.api === undefined);
-      return kindLayout(resolved, false).controllerFile;
-    });
-  const plan: Plan = {
-    root: project.root,
-    entries: [{ action: 'update', path: PROJECT_FILE, content, previous: project.text }],
-    warnings:
-      staying.length > 0
-        ? [
-            `kubesmith edit does not move existing controllers: ${staying.join(', ')} stay${staying.length === 1 ? 's' : ''} in the single-group layout; new ones go to src/controllers/<group>/ (\`kubesmith alpha generate --output-dir DIR\` shows the whole project in the multigroup layout)`,
-          ]
-        : [],
-  };
+  const { planMultigroup } = await import('../scaffold/multigroup.js');
+  const plan = await planMultigroup(project);
   if (!dryRun) {
     const { applyPlan } = await import('../scaffold/apply.js');
     await applyPlan(plan);
