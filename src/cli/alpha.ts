@@ -298,9 +298,11 @@ class Journal {
     return this.before.get(file) !== undefined;
   }
 
+  /** Makes `dir` and the parents it lacks, each to be removed again by rollback(). */
   makeDirectory(dir: string): void {
+    for (let missing = dir; !existsSync(missing); missing = path.dirname(missing))
+      this.directories.push(missing);
     mkdirSync(dir, { recursive: true });
-    this.directories.push(dir);
   }
 
   async apply(plan: Plan): Promise<void> {

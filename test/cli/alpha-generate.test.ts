@@ -241,8 +241,10 @@ describe('alpha generate refuses', () => {
       await kubesmith('create', 'api', ...webapp, 'v1', '--kind', 'Guestbook');
       const file = path.join(dir, 'PROJECT');
       await writeFile(file, edit(await readFile(file, 'utf8')));
-      await expectRefused(['--output-dir', output], message);
-      expect(existsSync(output)).toBe(false);
+      // Below a directory that does not exist either: neither is left behind.
+      const nested = path.join(path.dirname(dir), 'new', 'regenerated');
+      await expectRefused(['--output-dir', nested], message);
+      expect(existsSync(path.dirname(nested))).toBe(false);
     },
     TIMEOUT,
   );
