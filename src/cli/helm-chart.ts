@@ -8,7 +8,10 @@ import type { Command } from 'commander';
 import { KubesmithError, UsageError } from '../errors.js';
 import type { CommandContext } from './main.js';
 import { planResult, printPlan } from './shared.js';
-import { CHART_DIR } from '../project/layout.js';
+import type { LoadedProject } from '../project/find.js';
+import type { Plan } from '../scaffold/plan.js';
+import { HELM_PLUGIN, type HelmOptions } from '../project/plugins.js';
+import { CHART_DIR, PROJECT_FILE } from '../project/layout.js';
 
 interface HelmChartFlags {
   img?: string;
@@ -28,6 +31,7 @@ stops without writing when the chart directory holds a file it did not write, or
 Examples:
   $ kubesmith helm-chart --img registry.example.com/guestbook-operator:v0.1.0
   $ kubesmith edit --plugins helm
+  $ kubesmith edit --multigroup
   $ helm install guestbook dist/chart -n guestbook-system --create-namespace`;
 
 export function registerHelmChart(program: Command, contextFor: (command: Command) => CommandContext): void {
@@ -50,43 +54,142 @@ export function registerHelmChart(program: Command, contextFor: (command: Comman
   options(
     program
       .command('edit')
-      .description("kubebuilder's name for helm-chart: `edit --plugins helm` writes the Helm chart")
-      .requiredOption(
+      .description(
+        "change a project-wide setting: `--plugins helm` writes the Helm chart (kubebuilder's name for helm-chart), `--multigroup` allows APIs in several groups",
+      )
+      .option(
         '--plugins <plugins>',
         'the plugin to apply: helm (helm/v2-alpha, helm.kubebuilder.io/v2-alpha)',
+      )
+      .option(
+        '--multigroup',
+        'allow APIs in several groups: controllers move to src/controllers/<group>/, RBAC roles to <group>_<kind>_*_role.yaml',
+        false,
       ),
-  ).action(async (flags: HelmChartFlags & { plugins: string }, command: Command) => {
-    const plugins = flags.plugins.split(',').map((plugin) => plugin.trim());
+  ).action(async (flags: HelmChartFlags & { plugins?: string; multigroup: boolean }, command: Command) => {
+    if (flags.plugins === undefined && !flags.multigroup)
+      throw new UsageError(
+        'kubesmith edit needs --plugins helm or --multigroup',
+        'e.g. kubesmith edit --multigroup, or kubesmith edit --plugins helm',
+      );
+    const plugins = flags.plugins?.split(',').map((plugin) => plugin.trim()) ?? [];
     const known = /^helm(?:\/v[12]-alpha|\.kubebuilder\.io\/v[12]-alpha)?$/;
     const unknown = plugins.filter((plugin) => !known.test(plugin));
-    if (unknown.length > 0 || plugins.length === 0) {
+    if (unknown.length > 0 || (flags.plugins !== undefined && plugins.length === 0)) {
       throw new UsageError(
         `unknown plugin "${unknown[0] ?? ''}" for edit`,
         'kubesmith edit knows one plugin: --plugins helm (the same as `kubesmith helm-chart`)',
       );
     }
-    await helmChart(flags, contextFor(command));
+    const context = contextFor(command);
+    if (flags.multigroup) await editMultigroup(context, flags.dryRun);
+    if (plugins.length > 0) await helmChart(flags, context);
   });
+}
+
+/** `edit --multigroup`: the plan of src/scaffold/multigroup.ts, applied at once (nothing is written on error). */
+async function editMultigroup(context: CommandContext, dryRun: boolean): Promise<void> {
+  const { out, cwd } = context;
+  const { loadProject } = await import('../project/find.js');
+  const project = await loadProject(cwd);
+  if (project.config.multigroup) {
+    out.info('the project is multigroup already: nothing to do');
+    return;
+  }
+  const { planMultigroup } = await import('../scaffold/multigroup.js');
+  const plan = await planMultigroup(project);
+  if (!dryRun) {
+    const { applyPlan } = await import('../scaffold/apply.js');
+    await applyPlan(plan);
+  }
+  printPlan(out, plan);
+  out.result(planResult(plan, { command: 'edit', multigroup: true, dryRun }));
 }
 
 async function helmChart(flags: HelmChartFlags, context: CommandContext): Promise<void> {
   const { out, cwd, env } = context;
+  // Flags first: a bad image is a usage error even outside a project.
   const text = flags.img ?? (env['IMG'] || undefined);
   const { imageFlag } = await import('../project/image.js');
-  const image = text === undefined ? undefined : imageFlag(text);
+  if (text !== undefined) imageFlag(text);
   const { loadProject } = await import('../project/find.js');
-  const { root, config } = await loadProject(cwd);
-  const chartDir = path.relative(root, path.resolve(cwd, flags.output)).split(path.sep).join('/');
-  if (chartDir === '' || chartDir.startsWith('../') || path.isAbsolute(chartDir)) {
+  const project = await loadProject(cwd);
+  const output = path.relative(project.root, path.resolve(cwd, flags.output));
+  if (output === '' || output.split(path.sep)[0] === '..' || path.isAbsolute(output)) {
     throw new UsageError(
       `--output ${flags.output} is not below the project`,
       'give a directory such as dist/chart',
     );
   }
+  const { plan, stale, added, chartDir } = await planHelmChart(project, {
+    ...flags,
+    output,
+    env,
+    debug: (line) => out.debug(line),
+  });
+  const { config } = project;
+
+  const { conflicts } = await import('../scaffold/plan.js');
+  const blocked = conflicts(plan);
+  if (blocked.length > 0 && !flags.dryRun) {
+    printPlan(out, plan);
+    throw new KubesmithError(
+      blocked.length === 1
+        ? `${blocked[0]!.path} was edited since kubesmith wrote it`
+        : `${blocked.length} files were edited since kubesmith wrote them: ${blocked.map((e) => e.path).join(', ')}`,
+      {
+        hint: 'make the change in config/ or values.yaml and run again, or pass --force to overwrite; nothing was written',
+      },
+    );
+  }
+  const result = { command: 'helm-chart', chart: chartDir, removed: stale, added };
+  if (flags.dryRun) {
+    printPlan(out, plan);
+    out.result(planResult(plan, { ...result, ok: true, dryRun: true }));
+    return;
+  }
+  const { applyPlan } = await import('../scaffold/apply.js');
+  // The templates of the previous run that config/ no longer renders are removed by the same atomic write.
+  await applyPlan(plan);
+  printPlan(out, plan);
+  out.info(
+    `Next: helm lint ${chartDir} && helm install ${config.projectName} ${chartDir} -n ${config.projectName}-system --create-namespace`,
+  );
+  out.result(planResult(plan, { ...result, ok: true }));
+}
+
+export interface HelmChartOptions {
+  img?: string;
+  /** The chart directory, relative to the project root. */
+  output: string;
+  force: boolean;
+  env: NodeJS.ProcessEnv;
+  debug?: (line: string) => void;
+}
+
+/**
+ * The plan of `helm-chart` in `project` (also run by `alpha generate`), with the options it records in
+ * PROJECT's plugins so that the chart can be made again.
+ */
+export async function planHelmChart(
+  project: LoadedProject,
+  options: HelmChartOptions,
+): Promise<{ plan: Plan; stale: string[]; added: string[]; chartDir: string }> {
+  const { root, config } = project;
+  const text = options.img ?? (options.env['IMG'] || undefined);
+  const { imageFlag } = await import('../project/image.js');
+  const image = text === undefined ? undefined : imageFlag(text);
+  const chartDir = path.posix.normalize(options.output.split(path.sep).join('/')).replace(/\/$/, '');
+  if (chartDir === '.' || chartDir === '..' || chartDir.startsWith('../') || path.isAbsolute(chartDir)) {
+    throw new UsageError(
+      `--output ${options.output} is not below the project`,
+      'give a directory such as dist/chart',
+    );
+  }
 
   const { findKubectl } = await import('../shipping/kubectl.js');
-  const kubectl = await findKubectl(env);
-  out.debug(`rendering with ${kubectl}`);
+  const kubectl = await findKubectl(options.env);
+  options.debug?.(`rendering with ${kubectl}`);
   const { renderChartSource } = await import('../shipping/chart-source.js');
   const source = await renderChartSource(root, kubectl);
   const { renderChart } = await import('../shipping/chart.js');
@@ -119,34 +222,26 @@ async function helmChart(flags: HelmChartFlags, context: CommandContext): Promis
       ...chart.templates,
     ],
     values: (previous, file) => mergeValues(values, previous, file, overrides),
-    force: flags.force,
+    force: options.force,
   });
+  await recordHelmOptions(project, plan, {
+    ...(chartDir !== CHART_DIR ? { output: chartDir } : {}),
+    ...(text !== undefined ? { image: text } : {}),
+  });
+  return { plan, stale, added: source.added, chartDir };
+}
 
-  const { conflicts } = await import('../scaffold/plan.js');
-  const blocked = conflicts(plan);
-  if (blocked.length > 0 && !flags.dryRun) {
-    printPlan(out, plan);
-    throw new KubesmithError(
-      blocked.length === 1
-        ? `${blocked[0]!.path} was edited since kubesmith wrote it`
-        : `${blocked.length} files were edited since kubesmith wrote them: ${blocked.map((e) => e.path).join(', ')}`,
-      {
-        hint: 'make the change in config/ or values.yaml and run again, or pass --force to overwrite; nothing was written',
-      },
-    );
-  }
-  const result = { command: 'helm-chart', chart: chartDir, removed: stale, added: source.added };
-  if (flags.dryRun) {
-    printPlan(out, plan);
-    out.result(planResult(plan, { ...result, ok: true, dryRun: true }));
-    return;
-  }
-  const { applyPlan } = await import('../scaffold/apply.js');
-  // The templates of the previous run that config/ no longer renders are removed by the same atomic write.
-  await applyPlan(plan);
-  printPlan(out, plan);
-  out.info(
-    `Next: helm lint ${chartDir} && helm install ${config.projectName} ${chartDir} -n ${config.projectName}-system --create-namespace`,
-  );
-  out.result(planResult(plan, { ...result, ok: true }));
+/** Adds PROJECT to the plan, with this run's options under plugins (when they are not recorded yet). */
+async function recordHelmOptions(project: LoadedProject, plan: Plan, options: HelmOptions): Promise<void> {
+  const { serializeProject } = await import('../project/config.js');
+  const { config } = project;
+  const current = config.extra['plugins'];
+  const plugins = {
+    ...(typeof current === 'object' && current !== null ? current : {}),
+    [HELM_PLUGIN]: options,
+  };
+  const content = serializeProject({ ...config, extra: { ...config.extra, plugins } });
+  if (content === project.text) return;
+  plan.entries.push({ action: 'update', path: PROJECT_FILE, content, previous: project.text });
+  plan.entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }

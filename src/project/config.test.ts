@@ -78,4 +78,28 @@ describe('PROJECT', () => {
       /^PROJECT:\d+:\d+: PROJECT is not valid YAML/,
     );
   });
+
+  it('round-trips what alpha generate replays: owner, licence, a build, the chart and deploy-image options', () => {
+    const replayed = sample
+      .replace('cliVersion: 0.1.0', 'cliVersion: 0.1.0+1a2b3c4d5e6f')
+      .replace('plugins:\n', 'license: none\nowner: The Guestbook Authors\nplugins:\n')
+      .replace(
+        '  someone.else/v1:',
+        '  deploy-image.kubesmith.dev/v1-alpha:\n    resources:\n      - domain: example.com\n        group: webapp\n        kind: Guestbook\n        options:\n          image: nginx:1.27\n          serviceType: ClusterIP\n        version: v1\n  helm.kubesmith.dev/v1-alpha:\n    output: deploy/chart\n  someone.else/v1:',
+      );
+    const config = parseProject(replayed, 'PROJECT');
+    expect(config).toMatchObject({
+      license: 'none',
+      owner: 'The Guestbook Authors',
+      cliVersion: '0.1.0+1a2b3c4d5e6f',
+    });
+    expect(serializeProject(config)).toBe(replayed);
+  });
+
+  it('refuses a replayed value its flag would refuse, at its line', () => {
+    const bad = sample.replace('plugins:\n', 'plugins:\n  helm.kubesmith.dev/v1-alpha:\n    output: /etc\n');
+    expect(() => parseProject(bad, 'PROJECT')).toThrow(
+      /^PROJECT:10:5: plugins\.helm\.kubesmith\.dev\/v1-alpha: output "\/etc" is not a directory below the project/,
+    );
+  });
 });

@@ -8,7 +8,9 @@ import { KubesmithError } from '../errors.js';
 import {
   validateDomain,
   validateGroup,
+  validateCliVersion,
   validateKindName,
+  validateOwner,
   validatePlural,
   validateProjectName,
   validateResourcePath,
@@ -16,6 +18,7 @@ import {
   type NameProblem,
 } from './validation.js';
 import { checkProjectSize, MAX_ALIAS_COUNT } from './read-project.js';
+import { pluginProblems } from './plugins.js';
 
 export const LAYOUT = 'typescript.kubesmith.dev/v1';
 
@@ -51,12 +54,23 @@ export interface ResourceConfig {
   extra: Record<string, unknown>;
 }
 
+export type License = 'apache2' | 'none';
+export const LICENSES: readonly License[] = ['apache2', 'none'];
+
 export interface ProjectConfig {
   version: '3';
   domain: string;
   projectName: string;
   layout: string[];
+  /**
+   * The kubesmith that made the project: its version, with the commit as semver build metadata
+   * (`0.1.0+1a2b3c4d5e6f`) when it ran from a checkout whose version the registry does not have.
+   */
   cliVersion?: string;
+  /** kubesmith's own: `init --owner`, when given (absent in a PROJECT of kubesmith 0.1.0 and earlier). */
+  owner?: string;
+  /** kubesmith's own: `init --license` (absent in a PROJECT of kubesmith 0.1.0 and earlier). */
+  license?: License;
   multigroup?: boolean;
   /** kubesmith's own: the manager watches one namespace (a Role instead of a ClusterRole). */
   namespaced?: boolean;
@@ -128,6 +142,34 @@ export function parseProject(text: string, file: string): ProjectConfig {
   const nameProblem = validateProjectName(projectName as string);
   if (nameProblem) fail(['projectName'], nameProblem.message, nameProblem.hint);
 
+  const cliVersion = stringField(raw, 'cliVersion');
+  const owner = stringField(raw, 'owner');
+  const license = stringField(raw, 'license');
+  const topProblems: [string, NameProblem | undefined][] = [
+    ['cliVersion', typedField(raw, 'cliVersion', 'string')],
+    ['cliVersion', cliVersion === undefined ? undefined : validateCliVersion(cliVersion)],
+    ['owner', typedField(raw, 'owner', 'string')],
+    ['owner', owner === undefined ? undefined : validateOwner(owner)],
+    ['license', typedField(raw, 'license', 'string')],
+    [
+      'license',
+      license === undefined || (LICENSES as string[]).includes(license)
+        ? undefined
+        : {
+            message: `license ${JSON.stringify(license)} is not one of ${LICENSES.join(', ')}`,
+            hint: 'give the value of `init --license`: apache2 or none',
+          },
+    ],
+    ['multigroup', typedField(raw, 'multigroup', 'boolean')],
+    ['namespaced', typedField(raw, 'namespaced', 'boolean')],
+  ];
+  for (const [key, problem] of topProblems)
+    if (problem) fail([key], `${key}: ${problem.message}`, problem.hint);
+  // Plugins' options are replayed by `alpha generate`: each meets the rules of the flag it records.
+  for (const { path: at, problem } of pluginProblems(raw['plugins'])) {
+    fail(['plugins', ...at], `plugins.${at.join('.')}: ${problem.message}`, problem.hint);
+  }
+
   const rawResources = raw['resources'] ?? [];
   if (!Array.isArray(rawResources)) {
     fail(['resources'], 'resources must be a list', 'see `kubesmith create api --help`');
@@ -155,6 +197,8 @@ export function parseProject(text: string, file: string): ProjectConfig {
     'projectName',
     'layout',
     'cliVersion',
+    'owner',
+    'license',
     'multigroup',
     'namespaced',
     'resources',
@@ -164,7 +208,9 @@ export function parseProject(text: string, file: string): ProjectConfig {
     domain,
     projectName: projectName as string,
     layout: layouts,
-    ...optional('cliVersion', stringField(raw, 'cliVersion')),
+    ...optional('cliVersion', cliVersion),
+    ...optional('owner', owner),
+    ...optional('license', license as License | undefined),
     ...optional('multigroup', booleanField(raw, 'multigroup')),
     ...optional('namespaced', booleanField(raw, 'namespaced')),
     resources,
@@ -184,10 +230,7 @@ function resourceProblems(
     [['version'], validateVersion(resource.version)],
     [['kind'], validateKindName(resource.kind)],
   ];
-  const typed = (key: string, type: string) =>
-    entry[key] !== undefined && typeof entry[key] !== type
-      ? { message: `must be a ${type}`, hint: `fix \`${key}:\` of the resource` }
-      : undefined;
+  const typed = (key: string, type: string) => typedField(entry, key, type);
   for (const key of ['domain', 'plural', 'path']) problems.push([[key], typed(key, 'string')]);
   problems.push([['controller'], typed('controller', 'boolean')]);
   if (resource.domain) problems.push([['domain'], validateDomain(resource.domain)]);
@@ -220,6 +263,8 @@ export function serializeProject(config: ProjectConfig): string {
     projectName: config.projectName,
     layout: config.layout,
     cliVersion: config.cliVersion,
+    owner: config.owner || undefined,
+    license: config.license,
     multigroup: config.multigroup || undefined,
     namespaced: config.namespaced || undefined,
     resources: config.resources.length > 0 ? config.resources.map(writeResource) : undefined,
@@ -287,6 +332,13 @@ function writeResource(resource: ResourceConfig): Record<string, unknown> {
         }
       : undefined,
   };
+}
+
+/** A problem when `record[key]` is given but not of `type` (a string where a boolean goes, say). */
+function typedField(record: Record<string, unknown>, key: string, type: string): NameProblem | undefined {
+  return record[key] !== undefined && typeof record[key] !== type
+    ? { message: `must be a ${type}`, hint: `fix \`${key}:\`` }
+    : undefined;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

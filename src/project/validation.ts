@@ -220,3 +220,17 @@ export function validateResourcePath(modulePath: string): NameProblem | undefine
     hint: 'give the types file relative to the project root, e.g. src/api/webapp/v1/guestbook.types.ts',
   };
 }
+
+/**
+ * PROJECT's cliVersion: a semver version, with build metadata for a build from a checkout
+ * (`0.1.0+1a2b3c4d5e6f`). `alpha update` makes it an npm spec (`kubesmith@<cliVersion>`), so nothing but
+ * semver's characters.
+ */
+export function validateCliVersion(version: string): NameProblem | undefined {
+  if (/^[0-9]{1,9}\.[0-9]{1,9}\.[0-9]{1,9}(?:-[0-9A-Za-z.-]{1,64})?(?:\+[0-9A-Za-z.-]{1,64})?$/.test(version))
+    return undefined;
+  return {
+    message: `${JSON.stringify(version.slice(0, 80))} is not a semver version`,
+    hint: 'PROJECT records the version of the kubesmith that made the project, e.g. cliVersion: 0.1.0; restore it from git (`git diff PROJECT`)',
+  };
+}

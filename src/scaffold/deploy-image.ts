@@ -15,7 +15,8 @@ import type { ApiContext, DeployImageContext } from './context.js';
 import type { Tree } from './tree.js';
 
 /** The key of the options in PROJECT's `plugins` (kubebuilder: `deploy-image.go.kubebuilder.io/v1-alpha`). */
-const DEPLOY_IMAGE_PLUGIN = 'deploy-image.kubesmith.dev/v1-alpha';
+export { DEPLOY_IMAGE_PLUGIN } from '../project/plugins.js';
+import { DEPLOY_IMAGE_PLUGIN } from '../project/plugins.js';
 
 const MANAGER = MANAGER_FILE;
 const PACKAGE = PACKAGE_FILE;

@@ -53,7 +53,10 @@ export async function planInit(options: InitOptions): Promise<Plan> {
     domain: options.domain,
     projectName: options.projectName,
     layout: [LAYOUT],
-    cliVersion: kubesmithVersion,
+    // An unreleased build from a checkout: which commit made it, so its scaffold can be made again.
+    cliVersion: options.packages.build ? `${kubesmithVersion}+${options.packages.build}` : kubesmithVersion,
+    ...(options.owner ? { owner: options.owner } : {}),
+    license: options.license,
     ...(options.multigroup ? { multigroup: true } : {}),
     ...(options.namespaced ? { namespaced: true } : {}),
     resources: [],

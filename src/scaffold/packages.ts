@@ -10,6 +10,7 @@
  *   `dist/vendor/` when the CLI was built.
  * - `KUBESMITH_RUNTIME_SPEC` / `KUBESMITH_CLI_SPEC` override either spec (any npm spec).
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -37,6 +38,11 @@ export interface KubesmithPackages {
   files: { path: string; bytes: Buffer }[];
   /** One line for the user when the packages do not come from the registry. */
   note?: string;
+  /**
+   * The commit of the checkout kubesmith runs from, when its packages come as tarballs: PROJECT records it
+   * in cliVersion (`0.1.0+<commit>`), since the registry's `kubesmith@0.1.0` is another build.
+   */
+  build?: string;
 }
 
 export interface ResolveOptions {
@@ -58,8 +64,10 @@ export async function resolveKubesmithPackages(options: ResolveOptions = {}): Pr
   if (override.runtime && override.cli) return { runtime: override.runtime, cli: override.cli, files: [] };
 
   let reason: string;
+  let build: string | undefined;
   if (isCheckout(root)) {
     reason = `kubesmith runs from a checkout (${root})`;
+    build = checkoutCommit(root);
   } else {
     const published = await (options.isPublished ?? isPublishedOnRegistry)(RUNTIME_PACKAGE, version);
     if (published === true)
@@ -85,6 +93,7 @@ export async function resolveKubesmithPackages(options: ResolveOptions = {}): Pr
   return {
     ...specs,
     files,
+    ...(build ? { build } : {}),
     note: `${reason}: the project installs ${files.map((f) => f.path.slice(LOCAL_PACKAGES_DIR.length + 1)).join(' and ')} from ${LOCAL_PACKAGES_DIR}/ (commit it with the project)`,
   };
 }
@@ -97,6 +106,21 @@ export function tarballName(name: string, version: string): string {
 /** The runtime tarball the build packed beside the CLI (`npm run build`: dist/vendor/). */
 export function vendoredRuntimePath(root: string, version: string): string {
   return path.join(root, 'dist', 'vendor', tarballName(RUNTIME_PACKAGE, version));
+}
+
+/** The short commit of the git checkout at `root`, or undefined (not a git work tree, no git). */
+function checkoutCommit(root: string): string | undefined {
+  try {
+    const commit = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      timeout: 5000,
+    }).trim();
+    return /^[0-9a-f]{7,40}$/.test(commit) ? commit : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A git checkout (or any copy of the repository): the runtime workspace sits beside the CLI. */

@@ -24,6 +24,7 @@ describe('the kubesmith command', () => {
     [['build-installer']],
     [['helm-chart']],
     [['edit']],
+    [['alpha', 'generate']],
     [['version']],
   ])('%j --help has examples', async (args) => {
     const dir = await tempDir();

@@ -50,6 +50,12 @@ describe('init from this checkout, with no KUBESMITH_* variables', () => {
     expect(pkg.dependencies['@kubesmith/runtime']).toBe(`file:.kubesmith/${runtimeTarball}`);
     expect(pkg.devDependencies['kubesmith']).toBe(`file:.kubesmith/${cliTarball}`);
     expect((await readdir(path.join(dir, '.kubesmith'))).sort()).toEqual([cliTarball, runtimeTarball]);
+    // The registry's kubesmith of this version is another build: PROJECT names this one's commit.
+    const commit = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], {
+      cwd: packageRoot,
+      encoding: 'utf8',
+    }).trim();
+    expect(await read(dir, 'PROJECT')).toContain(`\ncliVersion: ${kubesmithVersion}+${commit}\n`);
 
     // The runtime is the one this build packed; the CLI is this package, with that runtime inside it, so a
     // project's own kubesmith can make self-contained projects too.

@@ -126,9 +126,16 @@ describe('hostile input never leaves the project', () => {
       ['resources', 0, 'path'],
       ['resources', 0, 'plural'],
       ['resources', 0, 'api', 'namespaced'],
+      // Values `alpha generate` replays as flags.
+      ['owner'],
+      ['license'],
+      ['cliVersion'],
+      ['plugins', 'helm.kubesmith.dev/v1-alpha', 'output'],
+      ['plugins', 'helm.kubesmith.dev/v1-alpha', 'image'],
     );
     const command = fc.constantFrom(
       ['manifests'],
+      ['alpha', 'generate', '--output-dir', 'regenerated'],
       ['create', 'api', '--group', 'batch', '--version', 'v1', '--kind', 'CronJob'],
       ['create', 'webhook', '--group', 'webapp', '--version', 'v1', '--kind', 'Guestbook', '--defaulting'],
     );
