@@ -18,6 +18,11 @@ import { defaultRegistry } from './registry.js';
 
 export interface ManifestContext {
   root: string;
+  /**
+   * The directory (relative to the root, `/`-separated, '' for the root itself) whose
+   * `<group>/<version>/*.ts` files hold the kinds: `src/api`, or the root of `manifests --paths DIR`.
+   */
+  apiDir: string;
   /** The PROJECT file's domain, when it has one. Read from PROJECT when first asked for. */
   readonly domain: string | undefined;
   /** The program of the API files (`src/api/**`) and what they import. */
@@ -52,9 +57,10 @@ export interface ManifestContext {
 export function createContext(
   root: string,
   planned?: ReadonlyMap<string, string>,
-  options: { lib?: LibVariant } = {},
+  options: { lib?: LibVariant; paths?: boolean } = {},
 ): ManifestContext {
-  const srcDir = path.join(root, 'src').split(path.sep).join('/');
+  // `manifests --paths DIR` (controller-gen's `paths=`): DIR is the root, its sources are the API files.
+  const srcDir = (options.paths ? root : path.join(root, 'src')).split(path.sep).join('/');
   const overlay = new Map<string, string>();
   for (const [file, content] of planned ?? []) {
     if (!/^src\/.*\.ts$/.test(file) || /\.(test|d)\.ts$/.test(file)) continue;
@@ -64,10 +70,11 @@ export function createContext(
   const linkedOut: string[] = [];
   const onDisk = existsSync(srcDir) ? sourceFiles(srcDir, realpathSync(root), linkedOut) : [];
   const all = [...new Set([...onDisk, ...overlay.keys()])].sort();
-  const apiDir = `${srcDir}/api/`;
+  const apiDir = options.paths ? '' : 'src/api';
+  const apiPrefix = options.paths ? `${srcDir}/` : `${srcDir}/api/`;
   const { program, declarations, lib, libBlocker } = apiProgram(
     root,
-    all.filter((f) => f.startsWith(apiDir)),
+    all.filter((f) => f.startsWith(apiPrefix)),
     overlay,
     read,
     options.lib ?? 'subset',
@@ -117,6 +124,7 @@ export function createContext(
   let domain: { value: string | undefined } | undefined;
   return {
     root,
+    apiDir,
     get domain() {
       return (domain ??= { value: readProjectDomain(root) }).value;
     },

@@ -41,9 +41,12 @@ function versionDirs(ctx: ManifestContext): VersionDir[] {
   const byDir = new Map<string, ts.SourceFile[]>();
   for (const sf of ctx.sources) {
     const rel = ctx.displayPath(sf);
-    const parts = rel.split('/');
-    if (parts.length !== 5 || parts[0] !== 'src' || parts[1] !== 'api') continue;
-    const dir = parts.slice(0, 4).join('/');
+    const prefix = ctx.apiDir === '' ? '' : `${ctx.apiDir}/`;
+    if (!rel.startsWith(prefix)) continue;
+    const parts = rel.slice(prefix.length).split('/');
+    // <group>/<version>/<file>.ts
+    if (parts.length !== 3) continue;
+    const dir = prefix + parts.slice(0, 2).join('/');
     byDir.set(dir, [...(byDir.get(dir) ?? []), sf]);
   }
   return [...byDir.entries()].sort(([a], [b]) => cmp(a, b)).map(([dir, files]) => ({ dir, files }));
@@ -97,11 +100,11 @@ function findKinds(ctx: ManifestContext): { kinds: KindVersion[]; kindDecls: Set
         { file: ctx.displayPath(gv), line: 1, col: 1 },
         'missing-group',
         `missing +groupName for the API version in ${dir}`,
-        `add a comment line "// +groupName=${dir.split('/')[2]}.${ctx.domain ?? '<domain>'}" to ${dir}/group-version.ts`,
+        `add a comment line "// +groupName=${dir.split('/').at(-2)}.${ctx.domain ?? '<domain>'}" to ${dir}/group-version.ts`,
       );
       continue;
     }
-    const version = apiDir.version ?? dir.split('/')[3] ?? '';
+    const version = apiDir.version ?? dir.split('/').at(-1) ?? '';
     if (apiDir.version === undefined && !isLabel(version)) {
       ctx.report.error(
         { file: ctx.displayPath(gv), line: 1, col: 1 },
