@@ -37,9 +37,10 @@ export function registerImport(program: Command, contextFor: (command: Command) 
     .option('--dry-run', 'print the files that would be written, and write nothing', false)
     .addHelpText('after', HELP)
     .action(async (sources: string[], flags: ImportFlags, command: Command) => {
-      const { out, cwd } = contextFor(command);
+      const { out, cwd, stdin } = contextFor(command);
       const { findProjectRoot } = await import('../project/find.js');
-      const { DEFAULT_OUT_DIR, applyImport, planImport } = await import('../importer/index.js');
+      const { DEFAULT_OUT_DIR, applyImport, checkConflicts, planImport } =
+        await import('../importer/index.js');
       let outDir: string;
       if (flags.out !== undefined) outDir = path.resolve(cwd, flags.out);
       else {
@@ -54,11 +55,13 @@ export function registerImport(program: Command, contextFor: (command: Command) 
       const plan = await planImport({
         inputs: sources,
         cwd,
-        stdin: process.stdin,
+        stdin,
         outDir,
         versions: flags.version,
         force: flags.force,
       });
+      // A conflict is the one line of the error, before anything is listed.
+      if (!flags.dryRun) checkConflicts(plan);
       const shownDir = path.relative(cwd, outDir) || '.';
       const styles = { created: 'green', updated: 'cyan', unchanged: 'dim', conflict: 'red' } as const;
       for (const file of plan.files) {

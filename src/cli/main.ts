@@ -27,6 +27,8 @@ export interface CommandContext {
   out: Output;
   cwd: string;
   env: NodeJS.ProcessEnv;
+  /** What `-` reads (import crd). */
+  stdin: NodeJS.ReadableStream;
 }
 
 export interface MainIo {
@@ -35,6 +37,8 @@ export interface MainIo {
   env?: NodeJS.ProcessEnv;
   stdout?: NodeJS.WritableStream;
   stderr?: NodeJS.WritableStream;
+  /** Default: process.stdin. */
+  stdin?: NodeJS.ReadableStream;
 }
 
 /** Runs kubesmith with `argv` (as process.argv: node, script, args...) and returns the exit code. */
@@ -57,7 +61,7 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
       verbose: globals.verbose,
       ...(globals.color === false ? { color: false } : {}),
     });
-    return { out, cwd: io.cwd ?? process.cwd(), env: io.env ?? process.env };
+    return { out, cwd: io.cwd ?? process.cwd(), env: io.env ?? process.env, stdin: io.stdin ?? process.stdin };
   };
 
   const program = buildProgram(contextFor, { stdout, stderr });

@@ -188,8 +188,8 @@ export async function planImport(options: ImportOptions): Promise<ImportPlan> {
   return { crds: summary, files, record: newRecord };
 }
 
-/** Writes a plan without conflicts, all or nothing. */
-export function applyImport(outDir: string, plan: ImportPlan): void {
+/** Throws when the plan would replace a file edited by hand (or not written by the importer). */
+export function checkConflicts(plan: ImportPlan): void {
   const conflicts = plan.files.filter((f) => f.status === 'conflict');
   if (conflicts.length > 0) {
     throw new KubesmithError(
@@ -197,6 +197,11 @@ export function applyImport(outDir: string, plan: ImportPlan): void {
       { hint: 'keep your changes elsewhere and run again with --force to replace them; nothing was written' },
     );
   }
+}
+
+/** Writes a plan without conflicts, all or nothing. */
+export function applyImport(outDir: string, plan: ImportPlan): void {
+  checkConflicts(plan);
   const inside = containedPaths(outDir);
   const writes: FileWrite[] = plan.files
     .filter((f) => f.status !== 'unchanged')

@@ -149,13 +149,14 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 export function parseDocuments(texts: readonly InputText[]): ParsedDocument[] {
   const out: ParsedDocument[] = [];
   for (const { name, text } of texts) {
-    const documents = yaml().parseAllDocuments(text, { prettyErrors: false });
+    const lines = new (yaml().LineCounter)();
+    const documents = yaml().parseAllDocuments(text, { prettyErrors: false, lineCounter: lines });
     const list = Array.isArray(documents) ? documents : [documents];
     for (const [index, document] of list.entries()) {
       const origin = { input: name, document: index + 1 };
       const [problem] = document.errors;
       if (problem) {
-        const at = problem.linePos?.[0];
+        const at = lines.linePos(problem.pos[0]);
         const where = at ? `:${at.line}:${at.col}` : '';
         throw new KubesmithError(
           `${name}${where}: document ${index + 1}: malformed YAML: ${printable(problem.message.split('\n')[0] ?? '')}`,
