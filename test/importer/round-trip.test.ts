@@ -11,31 +11,10 @@ import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeTemp, run, tempDir } from '../helpers/run.js';
 import { differences, normalizeCrd, type CrdDocument } from './compare.js';
+import { corpus } from './corpus.js';
 
 const REPO = path.resolve(import.meta.dirname, '../..');
 const FIXTURES = path.join(REPO, 'test/fixtures');
-
-/** The corpus: controller-gen's CRDs of the golden fixtures and of the import corpus, and hand-written ones. */
-export function corpus(): string[] {
-  const files: string[] = [];
-  for (const fixture of readdirSync(FIXTURES)) {
-    const dir = path.join(FIXTURES, fixture, 'controller-gen/config/crd/bases');
-    try {
-      for (const file of readdirSync(dir)) if (file.endsWith('.yaml')) files.push(path.join(dir, file));
-    } catch {
-      // a fixture without controller-gen's output
-    }
-  }
-  for (const sub of ['import/controller-gen', 'import/hand']) {
-    const dir = path.join(FIXTURES, sub);
-    try {
-      for (const file of readdirSync(dir)) if (file.endsWith('.yaml')) files.push(path.join(dir, file));
-    } catch {
-      // not there
-    }
-  }
-  return files.sort();
-}
 
 function strictTypeCheck(dir: string, files: string[]): string[] {
   const config = JSON.parse(readFileSync(path.join(REPO, 'templates/init/tsconfig.json.hbs'), 'utf8')) as {
