@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { KubesmithError } from '../errors.js';
 import { containedPaths } from '../project/contained.js';
+import { EXTERNAL_API_DIR } from '../project/layout.js';
 import { writeAtomically, type FileWrite } from '../project/write.js';
 import { readCrd, type Crd } from './crd.js';
 import { emitGroupVersion, emitVersion } from './emit.js';
@@ -20,7 +21,7 @@ import { DEFAULT_LIMITS, parseDocuments, readInputs, type ReadLimits } from './r
 
 export const RECORD_FILE = '.kubesmith-files';
 /** Where imported types go in a project, relative to its root. */
-export const DEFAULT_OUT_DIR = 'src/external';
+export const DEFAULT_OUT_DIR = EXTERNAL_API_DIR;
 
 const HEADER = '';
 

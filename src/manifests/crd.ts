@@ -12,7 +12,7 @@ import { crdSchemaProblems } from '../schema/structural.js';
 import { OBJECT_ROOT } from './crd-markers.js';
 import { isKindName, isLabel, KIND_RULE, LABEL_RULE, MAX_CRD_NAME } from './crd-names.js';
 import type { JSONSchemaProps } from '../schema/types.js';
-import { crdFile } from '../project/layout.js';
+import { crdFile, EXTERNAL_API_DIR } from '../project/layout.js';
 import type { ManifestContext } from './context.js';
 
 export interface GeneratedFile {
@@ -192,9 +192,13 @@ function truncate(desc: string, max: number): string {
   return `${cut}...`;
 }
 
-/** Kind markers (resource, subresource, printcolumn...) anywhere but on a kind are errors. */
+/**
+ * Kind markers (resource, subresource, printcolumn...) anywhere but on a kind are errors, but in the kinds
+ * `kubesmith import crd` wrote into src/external: the project uses them and does not own their CRDs.
+ */
 function checkKindMarkers(ctx: ManifestContext, kindDecls: ReadonlySet<ts.Node>): void {
   for (const sf of ctx.sources) {
+    if (ctx.apiDir === 'src/api' && ctx.displayPath(sf).startsWith(`${EXTERNAL_API_DIR}/`)) continue;
     for (const [node, markers] of ctx.markers.fileMarkers(sf).byNode) {
       if (kindDecls.has(node)) continue;
       const name = (node as ts.NamedDeclaration).name?.getText(sf) ?? 'this declaration';

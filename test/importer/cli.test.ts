@@ -3,7 +3,7 @@
  * replace its own files but not edited ones, and bad input: each one positioned line with a hint, a
  * non-zero exit, and nothing written.
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -107,6 +107,20 @@ describe('kubesmith import crd', () => {
     expect(
       await readFile(path.join(dir, 'src/external/hand.example.com/v1/date.types.ts'), 'utf8'),
     ).toContain('export interface Date');
+  });
+
+  it('leaves the imported kinds of src/external to their owners: manifests writes no CRD for them, and no error', async () => {
+    const dir = await workDir();
+    const fixture = path.resolve(import.meta.dirname, '../fixtures/crd-basic');
+    await cp(path.join(fixture, 'PROJECT'), path.join(dir, 'PROJECT'));
+    await cp(path.join(fixture, 'src'), path.join(dir, 'src'), { recursive: true });
+    expect((await run(dir, 'import', 'crd', path.join(HAND, 'objects.hand.example.com.yaml'))).code).toBe(0);
+    const result = await run(dir, 'manifests', '--crd');
+    expect(result.stderr).not.toMatch(/error/);
+    expect(result.code).toBe(0);
+    expect(Object.keys(await snapshot(path.join(dir, 'config/crd/bases')))).toEqual([
+      'webapp.example.com_guestbooks.yaml',
+    ]);
   });
 
   it('replaces its own files on a re-import, stops at one edited by hand, and --force replaces it', async () => {
