@@ -73,7 +73,9 @@ export function normalizeCrd(crd: CrdDocument): unknown {
         deprecated: v['deprecated'] ?? false,
         deprecationWarning: v['deprecationWarning'],
         schema: normalizeSchema(v['schema']),
-        subresources: v['subresources'],
+        // No subresources and an empty map of them are the same to the API server.
+        subresources:
+          v['subresources'] && Object.keys(v['subresources']).length > 0 ? v['subresources'] : undefined,
         additionalPrinterColumns: (
           v['additionalPrinterColumns'] as Record<string, unknown>[] | undefined
         )?.map((c) => ({
