@@ -197,8 +197,14 @@ export const ${crd.kind}Kind = GroupVersion.kind<${crd.kind}>('${crd.kind}', {
   namespaced: ${crd.scope === 'Namespaced'},
 });
 `;
+    // An object without properties is an empty interface, which typescript-eslint's recommended rules
+    // (a new project's lint) refuse unless told.
+    const empty =
+      /\{\n\n?\}/.test(body) ||
+      this.declarations.some((d) => /^export interface \w+ \{\n\n?\}$/.test(d.body));
+    const lint = empty ? '/* eslint-disable @typescript-eslint/no-empty-object-type */\n' : '';
     return `${header}// Imported by kubesmith import crd from the CRD ${crd.plural}.${crd.group}: regenerate rather than edit.
-${importLine}import { GroupVersion } from './group-version.js';
+${lint}${importLine}import { GroupVersion } from './group-version.js';
 
 ${[...this.declarations.map((d) => `${docComment(d.doc)}${d.body}\n`), body].join('\n')}
 ${constant}`;

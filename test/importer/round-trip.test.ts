@@ -6,6 +6,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { readFile, symlink } from 'node:fs/promises';
 import path from 'node:path';
+import js from '@eslint/js';
+import { ESLint, type Linter } from 'eslint';
+import tseslint from 'typescript-eslint';
 import ts from 'typescript';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,6 +37,23 @@ function strictTypeCheck(dir: string, files: string[]): string[] {
     );
 }
 
+/** The problems a new project's ESLint rules (templates/init/eslint.config.js, but the typed ones) find. */
+async function lintProblems(cwd: string, files: string[]): Promise<string[]> {
+  const eslint = new ESLint({
+    cwd,
+    overrideConfigFile: true,
+    overrideConfig: [
+      js.configs.recommended,
+      ...(tseslint.configs.recommended as Linter.Config[]),
+      { rules: { '@typescript-eslint/consistent-type-imports': 'error' } },
+    ],
+  });
+  const results = await eslint.lintFiles(files);
+  return results.flatMap((r) =>
+    r.messages.map((m) => `${path.basename(r.filePath)}:${m.line}: ${m.message}`),
+  );
+}
+
 describe('import crd, then manifests --paths: the round trip', () => {
   let dir: string;
   const files = corpus();
@@ -47,7 +67,7 @@ describe('import crd, then manifests --paths: the round trip', () => {
     await removeTemp(dir);
   });
 
-  it('imports every CRD of the corpus, type-checks strictly, and regenerates each with 0 differences', async () => {
+  it('imports every CRD of the corpus, type-checks strictly, passes the project lint rules, and regenerates each with 0 differences', async () => {
     expect(files.length).toBeGreaterThanOrEqual(8);
     const imported = await run(dir, 'import', 'crd', ...files, '--out', 'types');
     expect(imported.stderr).not.toMatch(/error/);
@@ -56,6 +76,7 @@ describe('import crd, then manifests --paths: the round trip', () => {
     for (const entry of readdirSync(path.join(dir, 'types'), { recursive: true, encoding: 'utf8' }))
       if (entry.endsWith('.ts')) sources.push(path.join(dir, 'types', entry));
     expect(strictTypeCheck(dir, sources)).toEqual([]);
+    expect(await lintProblems(dir, sources)).toEqual([]);
     const generated = await run(dir, 'manifests', '--paths', 'types', '--output-dir', 'crds');
     expect(generated.stderr).not.toMatch(/: error: /);
     expect(generated.code).toBe(0);
