@@ -206,6 +206,136 @@ export function readCrd(document: unknown, origin: DocumentOrigin): Crd {
   };
 }
 
+const STRING_KEYWORDS = [
+  'type',
+  'format',
+  'title',
+  'description',
+  'pattern',
+  'x-kubernetes-list-type',
+  'x-kubernetes-map-type',
+] as const;
+const NUMBER_KEYWORDS = [
+  'maximum',
+  'minimum',
+  'multipleOf',
+  'maxLength',
+  'minLength',
+  'maxItems',
+  'minItems',
+  'maxProperties',
+  'minProperties',
+] as const;
+const BOOLEAN_KEYWORDS = [
+  'exclusiveMaximum',
+  'exclusiveMinimum',
+  'uniqueItems',
+  'nullable',
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-embedded-resource',
+  'x-kubernetes-int-or-string',
+] as const;
+
+/**
+ * The first keyword of a schema whose value has the wrong JSON type (the API server would not decode the
+ * CRD). The importer writes these values into markers, so a string where a number belongs must never get
+ * that far.
+ */
+function keywordTypeProblem(schema: unknown, path: string): { path: string; message: string } | undefined {
+  if (!isObject(schema)) return { path, message: `a schema must be an object, found ${show(schema)}` };
+  const bad = (key: string, what: string) => ({
+    path: `${path}.${key}`,
+    message: `must be ${what}, found ${show(schema[key])}`,
+  });
+  for (const key of STRING_KEYWORDS)
+    if (schema[key] !== undefined && typeof schema[key] !== 'string') return bad(key, 'a string');
+  for (const key of NUMBER_KEYWORDS) {
+    const value = schema[key];
+    if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value)))
+      return bad(key, 'a number');
+  }
+  for (const key of BOOLEAN_KEYWORDS)
+    if (schema[key] !== undefined && typeof schema[key] !== 'boolean') return bad(key, 'true or false');
+  for (const key of ['required', 'x-kubernetes-list-map-keys']) {
+    const value = schema[key];
+    if (value !== undefined && !(Array.isArray(value) && value.every((v) => typeof v === 'string')))
+      return bad(key, 'a list of strings');
+  }
+  if (schema['enum'] !== undefined && !Array.isArray(schema['enum'])) return bad('enum', 'a list');
+  const docs = schema['externalDocs'];
+  if (
+    docs !== undefined &&
+    !(
+      isObject(docs) &&
+      typeof docs['url'] === 'string' &&
+      ['string', 'undefined'].includes(typeof docs['description'])
+    )
+  )
+    return bad('externalDocs', '{url, description} strings');
+  const rules = schema['x-kubernetes-validations'];
+  if (rules !== undefined) {
+    if (!Array.isArray(rules)) return bad('x-kubernetes-validations', 'a list of rules');
+    for (const [i, rule] of rules.entries()) {
+      const at = `${path}.x-kubernetes-validations[${i}]`;
+      if (!isObject(rule) || typeof rule['rule'] !== 'string')
+        return { path: at, message: 'a rule must have a string rule' };
+      for (const key of ['message', 'messageExpression', 'reason', 'fieldPath'])
+        if (rule[key] !== undefined && typeof rule[key] !== 'string')
+          return { path: `${at}.${key}`, message: 'must be a string' };
+      if (rule['optionalOldSelf'] !== undefined && typeof rule['optionalOldSelf'] !== 'boolean')
+        return { path: `${at}.optionalOldSelf`, message: 'must be true or false' };
+    }
+  }
+  const properties = schema['properties'];
+  if (properties !== undefined) {
+    if (!isObject(properties)) return bad('properties', 'an object');
+    for (const [name, child] of Object.entries(properties)) {
+      const found = keywordTypeProblem(child, `${path}.properties[${JSON.stringify(name)}]`);
+      if (found) return found;
+    }
+  }
+  for (const key of ['items', 'not'] as const) {
+    if (schema[key] !== undefined) {
+      const found = keywordTypeProblem(schema[key], `${path}.${key}`);
+      if (found) return found;
+    }
+  }
+  const extra = schema['additionalProperties'];
+  if (extra !== undefined && typeof extra !== 'boolean') {
+    const found = keywordTypeProblem(extra, `${path}.additionalProperties`);
+    if (found) return found;
+  }
+  for (const key of ['allOf', 'anyOf', 'oneOf'] as const) {
+    const list = schema[key];
+    if (list === undefined) continue;
+    if (!Array.isArray(list)) return bad(key, 'a list of schemas');
+    for (const [i, child] of list.entries()) {
+      const found = keywordTypeProblem(child, `${path}.${key}[${i}]`);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+/** Printer columns and selectable fields, whose strings and numbers the importer writes into markers. */
+function columnProblem(columns: unknown[], fields: unknown[]): string | undefined {
+  for (const [i, c] of columns.entries()) {
+    if (!isObject(c)) return `additionalPrinterColumns[${i}] must be an object`;
+    for (const key of ['name', 'type', 'jsonPath'])
+      if (typeof c[key] !== 'string') return `additionalPrinterColumns[${i}].${key} must be a string`;
+    for (const key of ['description', 'format'])
+      if (c[key] !== undefined && typeof c[key] !== 'string')
+        return `additionalPrinterColumns[${i}].${key} must be a string`;
+    if (c['priority'] !== undefined && !Number.isInteger(c['priority']))
+      return `additionalPrinterColumns[${i}].priority must be an integer`;
+  }
+  for (const [i, f] of fields.entries()) {
+    if (!isObject(f) || typeof f['jsonPath'] !== 'string')
+      return `selectableFields[${i}].jsonPath must be a string`;
+  }
+  return undefined;
+}
+
 function readVersion(origin: DocumentOrigin, value: unknown, at: string): CrdVersion {
   if (!isObject(value)) fail(origin, at, `expected a version, found ${show(value)}`, 'fix the CRD');
   const name = labelAt(origin, value['name'], `${at}.name`);
@@ -220,6 +350,15 @@ function readVersion(origin: DocumentOrigin, value: unknown, at: string): CrdVer
     );
   }
   const typed = schema as JSONSchemaProps;
+  const wrong = keywordTypeProblem(typed, '');
+  if (wrong) {
+    fail(
+      origin,
+      `${at}.schema.openAPIV3Schema${wrong.path}`,
+      wrong.message,
+      'fix the CRD: the API server refuses it',
+    );
+  }
   const [problem] = crdSchemaProblems(typed);
   if (problem) {
     fail(
@@ -238,11 +377,26 @@ function readVersion(origin: DocumentOrigin, value: unknown, at: string): CrdVer
   if (value['deprecated'] === true) version.deprecated = true;
   if (typeof value['deprecationWarning'] === 'string')
     version.deprecationWarning = value['deprecationWarning'];
-  if (isObject(value['subresources']))
+  for (const key of ['served', 'storage', 'deprecated']) {
+    if (value[key] !== undefined && typeof value[key] !== 'boolean')
+      fail(origin, `${at}.${key}`, `must be true or false, found ${show(value[key])}`, 'fix the CRD');
+  }
+  if (isObject(value['subresources'])) {
+    const scale = value['subresources']['scale'];
+    const paths =
+      isObject(scale) &&
+      typeof scale['specReplicasPath'] === 'string' &&
+      typeof scale['statusReplicasPath'] === 'string' &&
+      ['string', 'undefined'].includes(typeof scale['labelSelectorPath']);
+    if (scale !== undefined && !paths)
+      fail(origin, `${at}.subresources.scale`, 'the replica paths must be strings', 'fix the CRD');
     version.subresources = value['subresources'] as CrdVersion['subresources'] & object;
+  }
   const columns = listAt(origin, value['additionalPrinterColumns'], `${at}.additionalPrinterColumns`);
   if (columns.length > 0) version.additionalPrinterColumns = columns as PrinterColumn[];
   const fields = listAt(origin, value['selectableFields'], `${at}.selectableFields`);
+  const columnWrong = columnProblem(columns, fields);
+  if (columnWrong) fail(origin, at, columnWrong, 'fix the CRD: the API server refuses it');
   if (fields.length > 0) version.selectableFields = fields as { jsonPath: string }[];
   return version;
 }

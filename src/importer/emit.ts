@@ -442,7 +442,7 @@ ${constant}`;
         delete rest.properties;
         delete rest.required;
         if (rest['x-kubernetes-map-type'] !== undefined) {
-          use.markers.push(`+structType=${rest['x-kubernetes-map-type']}`);
+          use.markers.push(`+structType=${markerString(rest['x-kubernetes-map-type'])}`);
           delete rest['x-kubernetes-map-type'];
         }
       } else if (typeof rest.additionalProperties === 'object') {
@@ -534,10 +534,10 @@ ${constant}`;
       m.push('+kubebuilder:pruning:PreserveUnknownFields');
     if (take('x-kubernetes-int-or-string') === true) m.push(`${V}XIntOrString`);
     const listType = take('x-kubernetes-list-type');
-    if (listType !== undefined) m.push(`+listType=${listType}`);
+    if (listType !== undefined) m.push(`+listType=${markerString(listType)}`);
     for (const key of take('x-kubernetes-list-map-keys') ?? []) m.push(`+listMapKey=${markerString(key)}`);
     const mapType = take('x-kubernetes-map-type');
-    if (mapType !== undefined) m.push(`+mapType=${mapType}`);
+    if (mapType !== undefined) m.push(`+mapType=${markerString(mapType)}`);
     for (const rule of take('x-kubernetes-validations') ?? []) m.push(validationMarker(rule));
     const docs = take('externalDocs');
     if (docs !== undefined) {
@@ -568,8 +568,8 @@ function validationMarker(rule: ValidationRule): string {
   if (rule.message !== undefined) args.push(`message=${markerString(rule.message)}`);
   if (rule.messageExpression !== undefined)
     args.push(`messageExpression=${markerString(rule.messageExpression)}`);
-  if (rule.reason !== undefined) args.push(`reason=${rule.reason}`);
+  if (rule.reason !== undefined) args.push(`reason=${markerString(rule.reason)}`);
   if (rule.fieldPath !== undefined) args.push(`fieldPath=${markerString(rule.fieldPath)}`);
-  if (rule.optionalOldSelf !== undefined) args.push(`optionalOldSelf=${rule.optionalOldSelf}`);
+  if (rule.optionalOldSelf !== undefined) args.push(`optionalOldSelf=${rule.optionalOldSelf === true}`);
   return `+kubebuilder:validation:XValidation:${args.join(',')}`;
 }

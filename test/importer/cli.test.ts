@@ -242,6 +242,14 @@ describe('kubesmith import crd: bad input', () => {
       crd({ extra: '\n              bad: {type: array}' }),
       /^error: in\.yaml: document 1: \.spec\.versions\[0\]\.schema\.openAPIV3Schema: .*spec\.bad/,
     ],
+    [
+      'a keyword of the wrong type (a marker in a number)',
+      crd({
+        extra:
+          '\n              bad: {type: string, maxLength: "3\\n+kubebuilder:validation:XPreserveUnknownFields"}',
+      }),
+      /^error: in\.yaml: document 1: \.spec\.versions\[0\]\.schema\.openAPIV3Schema\.properties\["spec"\]\.properties\["bad"\]\.maxLength: must be a number, found "3\\n\+kubebuilder/,
+    ],
   ];
 
   it.each(cases)('%s: one positioned line, a hint, exit 1, nothing written', async (_name, text, message) => {
