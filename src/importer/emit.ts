@@ -150,7 +150,13 @@ class VersionWriter {
     this.names.add(`${crd.kind}Kind`);
     // A kind named like a runtime type gets that type under another name.
     for (const name of RUNTIME_NAMES) this.runtime.set(name, name === crd.kind ? `${name}Type` : name);
+    for (const alias of this.runtime.values()) this.names.add(alias);
+    // And a kind named GroupVersion gets the directory's GroupVersion under another name.
+    this.groupVersion = crd.kind === 'GroupVersion' ? 'GroupVersionOfKinds' : 'GroupVersion';
+    this.names.add(this.groupVersion);
   }
+
+  private readonly groupVersion: string;
 
   private fail(path: string, message: string): never {
     throw new KubesmithError(`${this.crd.origin}: version ${this.version.name}: ${path || '.'}: ${message}`, {
@@ -192,7 +198,7 @@ class VersionWriter {
     const importLine =
       imports.length > 0 ? `import type { ${imports.sort().join(', ')} } from '@kubesmith/runtime';\n` : '';
     const constant = `/** ${crd.kind}Kind names the ${crd.plural} resource for the client and the controller builder. */
-export const ${crd.kind}Kind = GroupVersion.kind<${crd.kind}>('${crd.kind}', {
+export const ${crd.kind}Kind = ${this.groupVersion}.kind<${crd.kind}>('${crd.kind}', {
   plural: '${crd.plural}',
   namespaced: ${crd.scope === 'Namespaced'},
 });
@@ -204,7 +210,7 @@ export const ${crd.kind}Kind = GroupVersion.kind<${crd.kind}>('${crd.kind}', {
       this.declarations.some((d) => /^export interface \w+ \{\n\n?\}$/.test(d.body));
     const lint = empty ? '/* eslint-disable @typescript-eslint/no-empty-object-type */\n' : '';
     return `${header}// Imported by kubesmith import crd from the CRD ${crd.plural}.${crd.group}: regenerate rather than edit.
-${lint}${importLine}import { GroupVersion } from './group-version.js';
+${lint}${importLine}import { ${this.groupVersion === 'GroupVersion' ? 'GroupVersion' : `GroupVersion as ${this.groupVersion}`} } from './group-version.js';
 
 ${[...this.declarations.map((d) => `${docComment(d.doc)}${d.body}\n`), body].join('\n')}
 ${constant}`;
