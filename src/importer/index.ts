@@ -11,6 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { KubesmithError } from '../errors.js';
 import { containedPaths } from '../project/contained.js';
 import { EXTERNAL_API_DIR } from '../project/layout.js';
@@ -92,9 +93,14 @@ async function formatter(outDir: string): Promise<(file: string, content: string
   // The project's settings where it has them, else those of a new kubesmith project: the same input
   // always gives the same files.
   const fallback = { singleQuote: true, printWidth: 110, trailingComma: 'all' as const };
+  // Settings resolved once per directory: resolving them is a search of the file system.
+  const byDir = new Map<string, Promise<Awaited<ReturnType<typeof prettier.resolveConfig>>>>();
   return async (file, content) => {
     const filepath = `${outDir}/${file}`;
-    const options = (await prettier.resolveConfig(filepath)) ?? fallback;
+    const dir = path.dirname(filepath);
+    let resolved = byDir.get(dir);
+    if (!resolved) byDir.set(dir, (resolved = prettier.resolveConfig(filepath)));
+    const options = (await resolved) ?? fallback;
     return prettier.format(content, { ...options, filepath });
   };
 }
