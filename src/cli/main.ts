@@ -61,7 +61,12 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
       verbose: globals.verbose,
       ...(globals.color === false ? { color: false } : {}),
     });
-    return { out, cwd: io.cwd ?? process.cwd(), env: io.env ?? process.env, stdin: io.stdin ?? process.stdin };
+    return {
+      out,
+      cwd: io.cwd ?? process.cwd(),
+      env: io.env ?? process.env,
+      stdin: io.stdin ?? process.stdin,
+    };
   };
 
   const program = buildProgram(contextFor, { stdout, stderr });
