@@ -24,6 +24,7 @@ const SRC_FLOORS: Record<string, number> = {
   manifests: 4, // the composition root of the generator
   scaffold: 5,
   shipping: 6,
+  importer: 6, // kubesmith import crd: CRDs to TypeScript
   cli: 7,
 };
 

@@ -14,6 +14,7 @@ import { registerEnvtest } from './envtest.js';
 import { registerBuildInstaller } from './build-installer.js';
 import { registerHelmChart } from './helm-chart.js';
 import { registerAlpha } from './alpha.js';
+import { registerImport } from './import.js';
 
 /** Options every command accepts. */
 export interface GlobalOptions {
@@ -27,6 +28,8 @@ export interface CommandContext {
   out: Output;
   cwd: string;
   env: NodeJS.ProcessEnv;
+  /** What `-` reads (import crd). */
+  stdin: NodeJS.ReadableStream;
 }
 
 export interface MainIo {
@@ -35,6 +38,8 @@ export interface MainIo {
   env?: NodeJS.ProcessEnv;
   stdout?: NodeJS.WritableStream;
   stderr?: NodeJS.WritableStream;
+  /** Default: process.stdin. */
+  stdin?: NodeJS.ReadableStream;
 }
 
 /** Runs kubesmith with `argv` (as process.argv: node, script, args...) and returns the exit code. */
@@ -57,7 +62,12 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
       verbose: globals.verbose,
       ...(globals.color === false ? { color: false } : {}),
     });
-    return { out, cwd: io.cwd ?? process.cwd(), env: io.env ?? process.env };
+    return {
+      out,
+      cwd: io.cwd ?? process.cwd(),
+      env: io.env ?? process.env,
+      stdin: io.stdin ?? process.stdin,
+    };
   };
 
   const program = buildProgram(contextFor, { stdout, stderr });
@@ -97,6 +107,7 @@ Examples:
   registerBuildInstaller(program, contextFor);
   registerHelmChart(program, contextFor);
   registerAlpha(program, contextFor);
+  registerImport(program, contextFor);
   program
     .command('version')
     .description('print the kubesmith version')

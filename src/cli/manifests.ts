@@ -1,8 +1,10 @@
 /** `kubesmith manifests`: CRDs, RBAC and webhook configurations from TypeScript types and markers. */
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { ExitCode, KubesmithError } from '../errors.js';
+import { CRD_BASES_DIR } from '../project/layout.js';
 import type { CommandContext } from './main.js';
 
 interface ManifestsFlags {
@@ -12,6 +14,12 @@ interface ManifestsFlags {
   check: boolean;
   stdout: boolean;
   maxDescLen?: number;
+  paths?: string;
+  outputDir?: string;
+}
+
+function isDirectory(dir: string): boolean {
+  return statSync(dir, { throwIfNoEntry: false })?.isDirectory() ?? false;
 }
 
 function parseMaxDescLen(value: string): number {
@@ -29,6 +37,14 @@ export function registerManifests(program: Command, contextFor: (command: Comman
     .option('--check', 'write nothing; exit 3 with a diff when the files on disk are stale', false)
     .option('--stdout', 'print the manifests instead of writing them', false)
     .option(
+      '--paths <dir>',
+      'generate the CRDs of the types in <dir>/<group>/<version>/*.ts, in a project or not (controller-gen paths=)',
+    )
+    .option(
+      '--output-dir <dir>',
+      'write the CRDs into <dir> as <group>_<plural>.yaml (controller-gen output:crd:dir=)',
+    )
+    .option(
       '--max-desc-len <n>',
       'cut schema descriptions longer than n characters (0 drops them)',
       parseMaxDescLen,
@@ -40,21 +56,44 @@ Examples:
   $ kubesmith manifests
   $ kubesmith manifests --crd --max-desc-len 0
   $ kubesmith manifests --rbac --stdout
-  $ kubesmith manifests --check          # in CI: exit 3 when the generated files are stale`,
+  $ kubesmith manifests --check          # in CI: exit 3 when the generated files are stale
+  $ kubesmith manifests --paths src/external --output-dir /tmp/crds`,
     )
     .action(async (flags: ManifestsFlags, command: Command) => {
       const { out, cwd } = contextFor(command);
+      const crdsOnly = flags.paths !== undefined || flags.outputDir !== undefined;
+      if (crdsOnly && (flags.rbac || flags.webhook)) {
+        throw new KubesmithError('--paths and --output-dir generate CRDs only, not --rbac or --webhook', {
+          hint: 'run kubesmith manifests --rbac / --webhook apart, without --paths and --output-dir',
+          exitCode: ExitCode.usage,
+        });
+      }
       const { requireProjectRoot } = await import('../project/find.js');
-      const root = requireProjectRoot(cwd);
+      const root = flags.paths !== undefined ? path.resolve(cwd, flags.paths) : requireProjectRoot(cwd);
+      if (flags.paths !== undefined && !isDirectory(root)) {
+        throw new KubesmithError(`--paths ${flags.paths}: no such directory`, {
+          hint: 'give the directory that holds <group>/<version>/*.ts',
+          exitCode: ExitCode.usage,
+        });
+      }
+      // As controller-gen: CRDs go to config/crd/bases of the current directory unless told otherwise.
+      const outputRoot =
+        flags.outputDir !== undefined
+          ? path.resolve(cwd, flags.outputDir)
+          : flags.paths !== undefined
+            ? path.resolve(cwd, CRD_BASES_DIR)
+            : root;
       const options = {
-        crd: flags.crd,
+        ...(flags.paths !== undefined ? { paths: true } : {}),
+        ...(crdsOnly ? { flatCrds: true } : {}),
+        crd: flags.crd || crdsOnly,
         rbac: flags.rbac,
         webhook: flags.webhook,
         ...(flags.maxDescLen !== undefined ? { maxDescLen: flags.maxDescLen } : {}),
       };
       // Unchanged inputs and outputs: nothing to generate, and ts-morph is never loaded.
       const stamp = await import('../manifests/stamp.js');
-      const current = flags.stdout ? undefined : await stamp.fingerprint(root, options);
+      const current = flags.stdout || crdsOnly ? undefined : await stamp.fingerprint(root, options);
       const cached = current === undefined ? undefined : await stamp.upToDateOutputs(root, current);
       if (cached) {
         if (flags.check)
@@ -76,7 +115,7 @@ Examples:
       const { diffAgainstDisk, OutputWriter } = await import('../manifests/write.js');
       // Each file is written to a temporary name as soon as it is generated, and renamed into place only
       // when the whole run found no error.
-      const writer = flags.stdout || flags.check ? undefined : new OutputWriter(root);
+      const writer = flags.stdout || flags.check ? undefined : new OutputWriter(outputRoot);
       try {
         const { files, diagnostics } = await generateManifests({
           root,
@@ -104,7 +143,7 @@ Examples:
           return;
         }
         if (flags.check) {
-          const stale = await diffAgainstDisk(root, files);
+          const stale = await diffAgainstDisk(outputRoot, files);
           if (stale.length === 0) {
             if (current) await stamp.saveStamp(root, current, files);
             out.info(`manifests are up to date (${files.length} file${files.length === 1 ? '' : 's'})`);

@@ -19,6 +19,11 @@ import { API_DIR, SOURCE_DIR } from '../project/layout.js';
 
 export interface ManifestContext {
   root: string;
+  /**
+   * The directory (relative to the root, `/`-separated, '' for the root itself) whose
+   * `<group>/<version>/*.ts` files hold the kinds: `src/api`, or the root of `manifests --paths DIR`.
+   */
+  apiDir: string;
   /** The PROJECT file's domain, when it has one. Read from PROJECT when first asked for. */
   readonly domain: string | undefined;
   /** The program of the API files (`src/api/**`) and what they import. */
@@ -53,9 +58,10 @@ export interface ManifestContext {
 export function createContext(
   root: string,
   planned?: ReadonlyMap<string, string>,
-  options: { lib?: LibVariant } = {},
+  options: { lib?: LibVariant; paths?: boolean } = {},
 ): ManifestContext {
-  const srcDir = path.join(root, SOURCE_DIR).split(path.sep).join('/');
+  // `manifests --paths DIR` (controller-gen's `paths=`): DIR is the root, its sources are the API files.
+  const srcDir = (options.paths ? root : path.join(root, SOURCE_DIR)).split(path.sep).join('/');
   const overlay = new Map<string, string>();
   for (const [file, content] of planned ?? []) {
     if (!file.startsWith(`${SOURCE_DIR}/`) || !file.endsWith('.ts') || /\.(test|d)\.ts$/.test(file)) continue;
@@ -65,10 +71,11 @@ export function createContext(
   const linkedOut: string[] = [];
   const onDisk = existsSync(srcDir) ? sourceFiles(srcDir, realpathSync(root), linkedOut) : [];
   const all = [...new Set([...onDisk, ...overlay.keys()])].sort();
-  const apiDir = `${path.join(root, API_DIR).split(path.sep).join('/')}/`;
+  const apiDir = options.paths ? '' : API_DIR;
+  const apiPrefix = options.paths ? `${srcDir}/` : `${path.join(root, API_DIR).split(path.sep).join('/')}/`;
   const { program, declarations, lib, libBlocker } = apiProgram(
     root,
-    all.filter((f) => f.startsWith(apiDir)),
+    all.filter((f) => f.startsWith(apiPrefix)),
     overlay,
     read,
     options.lib ?? 'subset',
@@ -118,6 +125,7 @@ export function createContext(
   let domain: { value: string | undefined } | undefined;
   return {
     root,
+    apiDir,
     get domain() {
       return (domain ??= { value: readProjectDomain(root) }).value;
     },

@@ -12,7 +12,7 @@ import { crdSchemaProblems } from '../schema/structural.js';
 import { OBJECT_ROOT } from './crd-markers.js';
 import { isKindName, isLabel, KIND_RULE, LABEL_RULE, MAX_CRD_NAME } from './crd-names.js';
 import type { JSONSchemaProps } from '../schema/types.js';
-import { API_DIR, crdFile } from '../project/layout.js';
+import { API_DIR, crdFile, EXTERNAL_API_DIR } from '../project/layout.js';
 import type { ManifestContext } from './context.js';
 
 export interface GeneratedFile {
@@ -41,10 +41,12 @@ function versionDirs(ctx: ManifestContext): VersionDir[] {
   const byDir = new Map<string, ts.SourceFile[]>();
   for (const sf of ctx.sources) {
     const rel = ctx.displayPath(sf);
-    if (!rel.startsWith(`${API_DIR}/`)) continue;
-    const parts = rel.slice(API_DIR.length + 1).split('/');
+    const prefix = ctx.apiDir === '' ? '' : `${ctx.apiDir}/`;
+    if (!rel.startsWith(prefix)) continue;
+    const parts = rel.slice(prefix.length).split('/');
+    // <group>/<version>/<file>.ts
     if (parts.length !== 3) continue;
-    const dir = `${API_DIR}/${parts[0]}/${parts[1]}`;
+    const dir = prefix + parts.slice(0, 2).join('/');
     byDir.set(dir, [...(byDir.get(dir) ?? []), sf]);
   }
   return [...byDir.entries()].sort(([a], [b]) => cmp(a, b)).map(([dir, files]) => ({ dir, files }));
@@ -98,11 +100,11 @@ function findKinds(ctx: ManifestContext): { kinds: KindVersion[]; kindDecls: Set
         { file: ctx.displayPath(gv), line: 1, col: 1 },
         'missing-group',
         `missing +groupName for the API version in ${dir}`,
-        `add a comment line "// +groupName=${dir.split('/')[2]}.${ctx.domain ?? '<domain>'}" to ${dir}/group-version.ts`,
+        `add a comment line "// +groupName=${dir.split('/').at(-2)}.${ctx.domain ?? '<domain>'}" to ${dir}/group-version.ts`,
       );
       continue;
     }
-    const version = apiDir.version ?? dir.split('/')[3] ?? '';
+    const version = apiDir.version ?? dir.split('/').at(-1) ?? '';
     if (apiDir.version === undefined && !isLabel(version)) {
       ctx.report.error(
         { file: ctx.displayPath(gv), line: 1, col: 1 },
@@ -190,9 +192,13 @@ function truncate(desc: string, max: number): string {
   return `${cut}...`;
 }
 
-/** Kind markers (resource, subresource, printcolumn...) anywhere but on a kind are errors. */
+/**
+ * Kind markers (resource, subresource, printcolumn...) anywhere but on a kind are errors, but in the kinds
+ * `kubesmith import crd` wrote into src/external: the project uses them and does not own their CRDs.
+ */
 function checkKindMarkers(ctx: ManifestContext, kindDecls: ReadonlySet<ts.Node>): void {
   for (const sf of ctx.sources) {
+    if (ctx.apiDir === API_DIR && ctx.displayPath(sf).startsWith(`${EXTERNAL_API_DIR}/`)) continue;
     for (const [node, markers] of ctx.markers.fileMarkers(sf).byNode) {
       if (kindDecls.has(node)) continue;
       const name = (node as ts.NamedDeclaration).name?.getText(sf) ?? 'this declaration';

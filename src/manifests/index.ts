@@ -2,6 +2,7 @@
  * `kubesmith manifests` without the CLI: runs the generator passes (CRD, RBAC, webhooks) over one shared context and
  * returns the files they produce with every diagnostic. It never writes; the caller decides.
  */
+import path from 'node:path';
 import { sortDiagnostics, type Diagnostic } from '../markers/index.js';
 import { ROLE_FILE, WEBHOOK_MANIFESTS_FILE } from '../project/layout.js';
 import { kubesmithVersion } from '../version.js';
@@ -30,6 +31,16 @@ export interface GenerateOptions {
   crd?: boolean;
   rbac?: boolean;
   webhook?: boolean;
+  /**
+   * `manifests --paths DIR`: `root` is DIR, and its `<group>/<version>/*.ts` files hold the kinds (not
+   * `src/api` of a project). Only CRDs are generated then. Default: false.
+   */
+  paths?: boolean;
+  /**
+   * `--output-dir`: the CRD files are named `<group>_<plural>.yaml`, relative to that directory (as
+   * controller-gen's `output:crd:dir=`), not `config/crd/bases/...` relative to the root. Default: false.
+   */
+  flatCrds?: boolean;
   /** Cut descriptions longer than this (0 drops them). Default: no limit. */
   maxDescLen?: number;
   /** Written into the CRDs' `kubesmith.dev/version` annotation. Default: this kubesmith's version. */
@@ -59,22 +70,22 @@ export interface GenerateResult {
 }
 
 export async function generateManifests(options: GenerateOptions): Promise<GenerateResult> {
-  const all = !options.crd && !options.rbac && !options.webhook;
+  const all = !options.paths && !options.crd && !options.rbac && !options.webhook;
   const handOver = (file: ManifestFile): ManifestFile => {
     options.onFile?.(file);
     return file;
   };
-  const ctx = createContext(options.root, options.sources);
+  const ctx = createContext(options.root, options.sources, { paths: options.paths ?? false });
   const files: ManifestFile[] = [];
   const withRules: GeneratedFile[] = [];
-  if (all || options.crd) {
+  if (all || options.crd || options.paths) {
     for (const file of generateCrds(ctx, {
       version: options.version ?? kubesmithVersion,
       ...(options.maxDescLen !== undefined ? { maxDescLen: options.maxDescLen } : {}),
     })) {
       if (hasRules(file)) withRules.push(file);
       const content = writeYamlDocuments(file.documents);
-      files.push(handOver({ path: file.path, content }));
+      files.push(handOver({ path: options.flatCrds ? path.posix.basename(file.path) : file.path, content }));
       // A turn of the event loop, in which the writes of the files handed over so far go on.
       if (options.onFile) await new Promise(setImmediate);
       const size = Buffer.byteLength(content);

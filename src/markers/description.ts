@@ -4,6 +4,16 @@
  * fenced code), blank runs collapsed to one, no leading or trailing blank lines.
  */
 
+/**
+ * What a doc comment cannot say as it is, escaped (kubesmith import crd writes them so): a star, a
+ * backslash and a slash read as a star and a slash (the comment would end there), and a backslash before a
+ * line's first `+`, `TODO`, `---` or backslash is dropped (the line would be a marker, be left out, or end
+ * the description).
+ */
+function unescapeLine(line: string): string {
+  return line.replaceAll('*\\/', '*/').replace(/^(\s*)\\(?=\+|TODO|---|\\)/, '$1');
+}
+
 /** The description in the lines of a comment's text (comment syntax already removed), if any. */
 export function describe(lines: readonly string[]): string | undefined {
   const out: string[] = [];
@@ -16,7 +26,7 @@ export function describe(lines: readonly string[]): string | undefined {
       if (trimmed.startsWith('TODO')) continue;
       if (trimmed.startsWith('---')) break;
     }
-    out.push(line);
+    out.push(unescapeLine(line));
   }
   // Blank runs collapse to one, and leading and trailing blank lines go, as Go's comment text.
   const collapsed = out.filter(

@@ -16,7 +16,7 @@ export interface LoadedProject {
 }
 
 /** The nearest directory from `cwd` upwards that holds a PROJECT file, or undefined. */
-function findProjectRoot(cwd: string): string | undefined {
+export function findProjectRoot(cwd: string): string | undefined {
   let dir = path.resolve(cwd);
   for (;;) {
     if (existsSync(path.join(dir, PROJECT_FILE))) return dir;

@@ -12,6 +12,7 @@ import type { ReadFile } from './origin.js';
 import { Reporter } from './report.js';
 import { declName, Resolver, type Decl } from './resolve.js';
 import type { JSONSchemaProps } from './types.js';
+import { ROOT_REQUIRED, ROOT_TYPE_META_DESCRIPTIONS } from './markers.js';
 
 export interface SchemaBuilderOptions {
   checker: ts.TypeChecker;
@@ -27,8 +28,10 @@ export interface SchemaBuilderOptions {
 
 export class SchemaBuilder {
   private readonly mapper: TypeMapper;
+  private readonly markers: MarkerIndex;
 
   constructor(options: SchemaBuilderOptions) {
+    this.markers = options.markers;
     const reporter = new Reporter(options.report);
     const resolver = new Resolver(options.checker, reporter, options.readFile ?? ((f) => ts.sys.readFile(f)));
     const optionalByDefault = options.optionalByDefault ?? (() => false);
@@ -40,20 +43,33 @@ export class SchemaBuilder {
     return this.mapper.declarationSchema(decl, path, at);
   }
 
-  /** The schema of a kind's root type: `metadata` is `{type: object}`, apiVersion and kind documented. */
+  /**
+   * The schema of a kind's root type: `metadata` is `{type: object}`, apiVersion and kind documented, none
+   * of them required, unless the kind's `+kubesmith:root:` markers say otherwise.
+   */
   rootSchema(decl: Decl): JSONSchemaProps {
     const schema = this.declarationSchema(decl, declName(decl)); // a copy of the cached schema
+    const markers = this.markers.markersOf(decl);
+    const kept = new Set<string>(
+      markers.filter((m) => m.definition === ROOT_REQUIRED).flatMap((m) => m.value as string[]),
+    );
+    const documented = !markers.some(
+      (m) => m.definition === ROOT_TYPE_META_DESCRIPTIONS && m.value === false,
+    );
     const props = schema.properties ?? {};
     if (props['metadata']) props['metadata'] = { type: 'object' };
     // apiVersion and kind are plain strings whatever literal type they are written with (as TypeMeta).
     for (const key of ['apiVersion', 'kind'] as const) {
       const prop = props[key];
-      if (prop) props[key] = { description: prop.description ?? TYPE_META_DESCRIPTIONS[key], type: 'string' };
+      const description = prop?.description ?? (documented ? TYPE_META_DESCRIPTIONS[key] : undefined);
+      if (prop) props[key] = { ...(description !== undefined ? { description } : {}), type: 'string' };
     }
-    // As Go's inlined TypeMeta and `metadata,omitempty`: never required.
+    // As Go's inlined TypeMeta and `metadata,omitempty`: never required (but those the marker keeps).
     const required = (schema.required ?? []).filter(
-      (r) => r !== 'apiVersion' && r !== 'kind' && r !== 'metadata',
+      (r) => (r !== 'apiVersion' && r !== 'kind' && r !== 'metadata') || kept.has(r),
     );
+    for (const name of kept) if (props[name] && !required.includes(name)) required.push(name);
+    required.sort();
     if (required.length > 0) schema.required = required;
     else delete schema.required;
     return schema;

@@ -386,7 +386,28 @@ const VALIDATION: readonly MarkerDefinition[] = [
   }),
 ];
 
+/**
+ * On a kind: what of apiVersion, kind and metadata stays in the root's `required` (a Go kind, as TypeMeta is
+ * inlined and ObjectMeta `omitempty`, requires none of them). Read by the schema builder's rootSchema.
+ */
+export const ROOT_REQUIRED = defineMarker({
+  name: 'kubesmith:root:required',
+  targets: TYPE,
+  value: required(T.list(T.string)),
+  help: "on a kind: apiVersion, kind or metadata stay in the root's required list",
+});
+
+/** On a kind: `=false` leaves apiVersion and kind without the standard descriptions (read by rootSchema). */
+export const ROOT_TYPE_META_DESCRIPTIONS = defineMarker({
+  name: 'kubesmith:root:typeMetaDescriptions',
+  targets: TYPE,
+  value: required(T.bool),
+  help: 'on a kind: false leaves apiVersion and kind without their standard descriptions',
+});
+
 export const SCHEMA_MARKERS: readonly MarkerDefinition[] = [
+  ROOT_REQUIRED,
+  ROOT_TYPE_META_DESCRIPTIONS,
   ...VALIDATION.flatMap((definition) => withItems(definition)),
   // Type-only validation.
   defineMarker({
@@ -551,7 +572,34 @@ export const SCHEMA_MARKERS: readonly MarkerDefinition[] = [
     help: 'the maximum numeric value',
     schema: maximum,
   }),
+  defineMarker({
+    name: 'kubesmith:example',
+    targets: FIELD,
+    value: required(T.json),
+    help: 'an example value, as JSON (any value, where +kubebuilder:example takes a marker value)',
+    schema: { apply: (s, v) => void (s.example = v) },
+  }),
   // Field and type.
+  ...(['allOf', 'anyOf', 'oneOf', 'not'] as const).map((key) =>
+    defineMarker({
+      name: `kubesmith:validation:${key}`,
+      targets: FIELD_AND_TYPE,
+      value: required(T.json),
+      help: `${key}: ${key === 'not' ? 'a schema' : 'a list of schemas'} as JSON (value validations), verbatim`,
+      schema: {
+        apply(s, v, fail) {
+          const isSchema = (x: unknown) => typeof x === 'object' && x !== null && !Array.isArray(x);
+          if (key === 'not') {
+            if (!isSchema(v)) return fail('expected a JSON object, a schema');
+            s.not = v as JSONSchemaProps;
+          } else {
+            if (!Array.isArray(v) || !v.every(isSchema)) return fail('expected a JSON list of schemas');
+            s[key] = v as JSONSchemaProps[];
+          }
+        },
+      },
+    }),
+  ),
   defineMarker({
     name: 'kubebuilder:pruning:PreserveUnknownFields',
     targets: FIELD_AND_TYPE,

@@ -28,6 +28,7 @@ export interface JSONSchemaProps {
   allOf?: JSONSchemaProps[];
   anyOf?: JSONSchemaProps[];
   oneOf?: JSONSchemaProps[];
+  not?: JSONSchemaProps;
   externalDocs?: { url: string; description?: string };
   'x-kubernetes-preserve-unknown-fields'?: boolean;
   'x-kubernetes-embedded-resource'?: boolean;

@@ -22,6 +22,7 @@ describe('the kubesmith command', () => {
     [['manifests']],
     [['envtest']],
     [['build-installer']],
+    [['import', 'crd']],
     [['helm-chart']],
     [['edit']],
     [['alpha', 'generate']],

@@ -36,6 +36,7 @@ describe("README's flags", () => {
     'create api',
     'create webhook',
     'manifests',
+    'import crd',
     'envtest',
     'build-installer',
     'helm-chart',

@@ -1,0 +1,220 @@
+/**
+ * `kubesmith import crd` without the CLI: the inputs' CRDs as TypeScript files under the output directory,
+ * `<group>/<version>/<kind>.types.ts` and `<group>/<version>/group-version.ts`, formatted, and the record
+ * of what it wrote (RECORD_FILE: each file's sha256), all written at once through the project's atomic
+ * writer (src/project/write.ts) or not at all.
+ *
+ * The record tells kubesmith's files from anyone's: a file it wrote and nobody changed since is replaced by
+ * a new import; one edited since, or one it did not write, stops the run (a conflict) unless `force`. The
+ * record is a file anyone can edit, so a line naming anything but a file the importer writes stops the
+ * run too, before anything is read through it.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { KubesmithError } from '../errors.js';
+import { containedPaths } from '../project/contained.js';
+import { EXTERNAL_API_DIR } from '../project/layout.js';
+import { writeAtomically, type FileWrite } from '../project/write.js';
+import { readCrd, type Crd } from './crd.js';
+import { emitGroupVersion, emitVersion } from './emit.js';
+import { DEFAULT_LIMITS, parseDocuments, readInputs, type ReadLimits } from './read.js';
+
+export const RECORD_FILE = '.kubesmith-files';
+/** Where imported types go in a project, relative to its root. */
+export const DEFAULT_OUT_DIR = EXTERNAL_API_DIR;
+
+const HEADER = '';
+
+export interface ImportOptions {
+  inputs: readonly string[];
+  cwd: string;
+  stdin: NodeJS.ReadableStream;
+  /** The output directory, absolute. */
+  outDir: string;
+  /** Only these versions (each must be in at least one CRD). Default: all. */
+  versions?: readonly string[];
+  force?: boolean;
+  limits?: ReadLimits;
+}
+
+export type ImportStatus = 'created' | 'updated' | 'unchanged' | 'conflict';
+
+export interface ImportFile {
+  /** Relative to the output directory. */
+  path: string;
+  content: string;
+  status: ImportStatus;
+  /** What is on disk, if anything. */
+  previous: string | undefined;
+}
+
+export interface ImportPlan {
+  crds: { group: string; kind: string; versions: string[] }[];
+  files: ImportFile[];
+  record: string;
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/** The files the importer writes: `<group>/<version>/<name>.ts`, of names the CRD checks allowed. */
+const IMPORTED_FILE = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[a-z]([-a-z0-9]*[a-z0-9])?\/[a-z0-9][a-z0-9.-]*\.ts$/;
+
+export function parseRecord(text: string, shown: string): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const [index, line] of text.split('\n').entries()) {
+    if (line.trim() === '' || line.startsWith('#')) continue;
+    const match = /^([0-9a-f]{64}) {2}(.+)$/.exec(line);
+    if (!match || !IMPORTED_FILE.test(match[2]!) || match[2]!.split('/').includes('..')) {
+      throw new KubesmithError(
+        `${shown}:${index + 1}: ${JSON.stringify(line.slice(0, 200))} is not a line kubesmith import crd writes`,
+        {
+          hint: 'the record lists "<sha256>  <group>/<version>/<file>.ts" lines only: delete that line (or the record) and run again; nothing was written',
+        },
+      );
+    }
+    files.set(match[2]!, match[1]!);
+  }
+  return files;
+}
+
+function readIfExists(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw error;
+  }
+}
+
+async function formatter(outDir: string): Promise<(file: string, content: string) => Promise<string>> {
+  const prettier = await import('prettier');
+  // The project's settings where it has them, else those of a new kubesmith project: the same input
+  // always gives the same files.
+  const fallback = { singleQuote: true, printWidth: 110, trailingComma: 'all' as const };
+  // Settings resolved once per directory: resolving them is a search of the file system.
+  const byDir = new Map<string, Promise<Awaited<ReturnType<typeof prettier.resolveConfig>>>>();
+  return async (file, content) => {
+    const filepath = `${outDir}/${file}`;
+    const dir = path.dirname(filepath);
+    let resolved = byDir.get(dir);
+    if (!resolved) byDir.set(dir, (resolved = prettier.resolveConfig(filepath)));
+    const options = (await resolved) ?? fallback;
+    return prettier.format(content, { ...options, filepath });
+  };
+}
+
+/** The CRDs of the inputs, checked, without two of one group and kind. */
+export async function readCrds(options: ImportOptions): Promise<Crd[]> {
+  const texts = await readInputs(
+    options.inputs,
+    options.cwd,
+    options.stdin,
+    options.limits ?? DEFAULT_LIMITS,
+  );
+  const crds: Crd[] = [];
+  const seen = new Map<string, Crd>();
+  for (const { value, origin } of parseDocuments(texts)) {
+    const crd = readCrd(value, origin);
+    const key = `${crd.group}/${crd.kind}`;
+    const first = seen.get(key);
+    if (first) {
+      throw new KubesmithError(
+        `${crd.origin}: .spec: ${crd.kind}.${crd.group} again (first in ${first.origin})`,
+        { hint: 'give each CRD once; nothing was written' },
+      );
+    }
+    // Two kinds whose files would be one (kinds differing in case only).
+    for (const other of crds) {
+      if (other.group === crd.group && other.kind.toLowerCase() === crd.kind.toLowerCase()) {
+        throw new KubesmithError(
+          `${crd.origin}: .spec.names.kind: ${crd.kind} and ${other.kind} (${other.origin}) differ in case only`,
+          {
+            hint: 'import them into different directories (--out); nothing was written',
+          },
+        );
+      }
+    }
+    seen.set(key, crd);
+    crds.push(crd);
+  }
+  if (crds.length === 0) {
+    throw new KubesmithError('no CustomResourceDefinition in the inputs', {
+      hint: 'give files, directories or URLs of CRDs (apiextensions.k8s.io/v1)',
+    });
+  }
+  const wanted = options.versions ?? [];
+  for (const version of wanted) {
+    if (!crds.some((crd) => crd.versions.some((v) => v.name === version))) {
+      const known = [...new Set(crds.flatMap((crd) => crd.versions.map((v) => v.name)))].join(', ');
+      throw new KubesmithError(`--version ${version} is in none of the CRDs (their versions: ${known})`, {
+        hint: 'give one of their versions, or leave --version out to import them all',
+        exitCode: 2,
+      });
+    }
+  }
+  return crds;
+}
+
+/** What an import would write, each file with its status; nothing is written. */
+export async function planImport(options: ImportOptions): Promise<ImportPlan> {
+  const crds = await readCrds(options);
+  const wanted = new Set(options.versions ?? []);
+  const format = await formatter(options.outDir);
+  const inside = containedPaths(options.outDir);
+  const recordText = readIfExists(inside(RECORD_FILE));
+  const record = recordText === undefined ? new Map<string, string>() : parseRecord(recordText, RECORD_FILE);
+  const generated = new Map<string, string>();
+  const summary: ImportPlan['crds'] = [];
+  for (const crd of crds) {
+    const versions = crd.versions.filter((v) => wanted.size === 0 || wanted.has(v.name));
+    if (versions.length === 0) continue;
+    summary.push({ group: crd.group, kind: crd.kind, versions: versions.map((v) => v.name) });
+    for (const version of versions) {
+      const dir = `${crd.group}/${version.name}`;
+      generated.set(`${dir}/group-version.ts`, emitGroupVersion(crd.group, version.name, HEADER));
+      generated.set(`${dir}/${crd.kind.toLowerCase()}.types.ts`, emitVersion(crd, version, HEADER));
+    }
+  }
+  const files: ImportFile[] = [];
+  for (const [file, raw] of [...generated].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const content = await format(file, raw);
+    const previous = readIfExists(inside(file));
+    let status: ImportStatus;
+    if (previous === undefined) status = 'created';
+    else if (previous === content) status = 'unchanged';
+    else if (record.get(file) === sha256(previous) || options.force) status = 'updated';
+    else status = 'conflict';
+    files.push({ path: file, content, status, previous });
+  }
+  const next = new Map(record);
+  for (const file of files) next.set(file.path, sha256(file.content));
+  const lines = [...next].sort(([a], [b]) => (a < b ? -1 : 1)).map(([file, hash]) => `${hash}  ${file}`);
+  const newRecord = `# Files written by kubesmith import crd, with their sha256: a re-import replaces them unless edited.\n${lines.join('\n')}\n`;
+  return { crds: summary, files, record: newRecord };
+}
+
+/** Throws when the plan would replace a file edited by hand (or not written by the importer). */
+export function checkConflicts(plan: ImportPlan): void {
+  const conflicts = plan.files.filter((f) => f.status === 'conflict');
+  if (conflicts.length > 0) {
+    throw new KubesmithError(
+      `${conflicts.map((f) => f.path).join(', ')} ${conflicts.length > 1 ? 'were' : 'was'} edited since kubesmith import crd wrote ${conflicts.length > 1 ? 'them' : 'it'}, or not written by it`,
+      { hint: 'keep your changes elsewhere and run again with --force to replace them; nothing was written' },
+    );
+  }
+}
+
+/** Writes a plan without conflicts, all or nothing. */
+export function applyImport(outDir: string, plan: ImportPlan): void {
+  checkConflicts(plan);
+  const inside = containedPaths(outDir);
+  const writes: FileWrite[] = plan.files
+    .filter((f) => f.status !== 'unchanged')
+    .map((f) => ({ path: f.path, content: f.content, previous: f.previous }));
+  const previousRecord = readIfExists(inside(RECORD_FILE));
+  if (previousRecord !== plan.record)
+    writes.push({ path: RECORD_FILE, content: plan.record, previous: previousRecord });
+  writeAtomically(outDir, writes);
+}
