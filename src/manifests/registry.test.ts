@@ -29,8 +29,11 @@ const READ_BY_NAME = new Map([
   ['kubebuilder:object:root', 'crd.ts: whether a type is a kind'],
   ['kubebuilder:validation:Optional', "context.ts: a version's fields are optional by default (package)"],
   ['kubebuilder:validation:Required', "context.ts: a version's fields are required by default (package)"],
-  ['kubesmith:root:required', "build.ts: what of apiVersion, kind and metadata the root requires"],
-  ['kubesmith:root:typeMetaDescriptions', 'build.ts: apiVersion and kind without their standard descriptions'],
+  ['kubesmith:root:required', 'build.ts: what of apiVersion, kind and metadata the root requires'],
+  [
+    'kubesmith:root:typeMetaDescriptions',
+    'build.ts: apiVersion and kind without their standard descriptions',
+  ],
 ]);
 
 const hasEffect = (d: MarkerDefinition): boolean =>
