@@ -14,13 +14,13 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { KubesmithError } from '../errors.js';
 import { containedPaths } from '../project/contained.js';
-import { EXTERNAL_API_DIR } from '../project/layout.js';
+import { EXTERNAL_API_DIR, IMPORT_RECORD_FILE } from '../project/layout.js';
 import { writeAtomically, type FileWrite } from '../project/write.js';
 import { readCrd, type Crd } from './crd.js';
 import { emitGroupVersion, emitVersion } from './emit.js';
 import { DEFAULT_LIMITS, parseDocuments, readInputs, type ReadLimits } from './read.js';
 
-export const RECORD_FILE = '.kubesmith-files';
+export const RECORD_FILE = IMPORT_RECORD_FILE;
 /** Where imported types go in a project, relative to its root. */
 export const DEFAULT_OUT_DIR = EXTERNAL_API_DIR;
 

@@ -46,6 +46,8 @@ export const INSTALLER_FILE = 'dist/install.yaml';
 export const CHART_DIR = 'dist/chart';
 /** In the chart directory: kubesmith's record of the files it wrote there (and their hashes). */
 export const CHART_RECORD_FILE = '.kubesmith-files';
+/** The record of the files `import crd` wrote, in its output directory (src/importer). */
+export const IMPORT_RECORD_FILE = '.kubesmith-files';
 
 /**
  * Where `kubesmith import crd` writes other people's kinds by default: types the project uses but does not
@@ -109,6 +111,10 @@ export interface KindLayout {
   rolePrefix: string;
   crdFile: string;
 }
+
+/** `config/rbac/<prefix>_<role>_role.yaml`: the admin, editor or viewer role of a kind. */
+export const kindRoleFile = (rolePrefix: string, role: string): string =>
+  `${CONFIG_DIR}/rbac/${rolePrefix}_${role}_role.yaml`;
 
 export function kindLayout(ref: KindRef, multigroup: boolean): KindLayout {
   const kindLower = ref.kind.toLowerCase();

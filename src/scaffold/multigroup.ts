@@ -16,6 +16,7 @@ import type { LoadedProject } from '../project/find.js';
 import {
   importPath,
   kindLayout,
+  kindRoleFile,
   rootFrom,
   MAIN_FILE,
   PROJECT_FILE,
@@ -113,8 +114,8 @@ export async function planMultigroup(project: LoadedProject): Promise<Plan> {
     }
     if (entry.api) {
       for (const role of ROLES) {
-        const from = `config/rbac/${single.rolePrefix}_${role}_role.yaml`;
-        const to = `config/rbac/${multi.rolePrefix}_${role}_role.yaml`;
+        const from = kindRoleFile(single.rolePrefix, role);
+        const to = kindRoleFile(multi.rolePrefix, role);
         await move(from, to, (text) =>
           text.replace(
             new RegExp(`^(\\s*name: )${kindLower}-${role}-role$`, 'm'),

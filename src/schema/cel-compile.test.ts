@@ -55,6 +55,18 @@ describe('compileRules: the declared type of self', () => {
     ).toEqual([]);
   });
 
+  it('accepts has() of a field of a list item, which cel-go takes and cel-js cannot check', () => {
+    // Gateway API's HTTPRoute: `!has(self.matches[0].path)`. The API server accepts it.
+    const matches: JSONSchemaProps = {
+      type: 'array',
+      maxItems: 8,
+      items: { type: 'object', properties: { path: { type: 'string', maxLength: 10 } } },
+    };
+    expect(
+      messages(onSpec({ matches }, { rule: 'size(self.matches) != 1 || !has(self.matches[0].path)' })),
+    ).toEqual([]);
+  });
+
   it('refuses rules on a node the API server exposes no type of', () => {
     const free: JSONSchemaProps = {
       'x-kubernetes-preserve-unknown-fields': true,
