@@ -14,6 +14,7 @@ import type { RestConfig } from './kubeconfig.js';
 import type { LeaderElectionOptions } from './leaderelection.js';
 import { createLogger, type Logger } from './logger.js';
 import type { MetricsOptions } from './metrics-server.js';
+import type { TracerProviderLike, TracingOptions } from './tracing.js';
 import type { WebhookServerOptions } from './webhook/index.js';
 
 export interface ManagerOptions {
@@ -36,11 +37,16 @@ export interface ManagerOptions {
    * its bounds). It starts only when webhooks are registered on `mgr.webhookServer`. Default:
    * WebhookServerOptions's.
    */
-  webhookServer?: Omit<WebhookServerOptions, 'logger' | 'metrics'>;
+  webhookServer?: Omit<WebhookServerOptions, 'logger' | 'metrics' | 'tracing'>;
   /** Run the controllers on one replica at a time. Default: off. */
   leaderElection?: LeaderElectionOptions;
   /** What every controller gets unless its builder says otherwise. Default: ControllerDefaults's. */
   controller?: ControllerDefaults;
+  /**
+   * OpenTelemetry spans of reconciles, API calls and webhook requests. Default: off, unless a
+   * `tracerProvider` is given (see TracingOptions).
+   */
+  tracing?: TracingOptions;
   /**
    * How long in-flight reconciles may run after a stop is requested; a pod's
    * terminationGracePeriodSeconds must exceed it. Default: 30 000 ms.
@@ -75,10 +81,11 @@ export interface ManagerConfig {
   client: { timeoutMs: number; disableCacheFor: readonly ResourceKind<unknown>[] };
   metrics: MetricsOptions & { bindAddress: string; secureServing: boolean; enableHttp2: boolean };
   healthProbeBindAddress: string;
-  webhookServer: Omit<WebhookServerOptions, 'logger' | 'metrics'>;
+  webhookServer: Omit<WebhookServerOptions, 'logger' | 'metrics' | 'tracing'>;
   leaderElection: Required<Omit<LeaderElectionOptions, 'id' | 'namespace' | 'identity'>> &
     Pick<LeaderElectionOptions, 'id' | 'namespace' | 'identity'>;
   controller: Required<ControllerDefaults>;
+  tracing: { enabled: boolean; tracerProvider: TracerProviderLike | undefined };
   gracefulShutdownTimeoutMs: number;
   handleSignals: boolean;
   logger: Logger;
@@ -96,7 +103,14 @@ export const DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS = 30_000;
  * given, and each server says its defaults on its options.
  */
 export function withDefaults(options: ManagerOptions = {}): ManagerConfig {
-  const { cache = {}, client = {}, metrics = {}, leaderElection = {}, controller = {} } = options;
+  const {
+    cache = {},
+    client = {},
+    metrics = {},
+    leaderElection = {},
+    controller = {},
+    tracing = {},
+  } = options;
   return {
     kubeConfig: options.kubeConfig,
     cache: {
@@ -130,6 +144,10 @@ export function withDefaults(options: ManagerOptions = {}): ManagerConfig {
     controller: {
       maxConcurrentReconciles: controller.maxConcurrentReconciles ?? 1,
       cacheSyncTimeoutMs: controller.cacheSyncTimeoutMs ?? 120_000,
+    },
+    tracing: {
+      enabled: tracing.enabled ?? tracing.tracerProvider !== undefined,
+      tracerProvider: tracing.tracerProvider,
     },
     gracefulShutdownTimeoutMs: options.gracefulShutdownTimeoutMs ?? DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS,
     handleSignals: options.handleSignals ?? true,

@@ -41,6 +41,7 @@ describe('withDefaults', () => {
         releaseOnCancel: true,
       },
       controller: { maxConcurrentReconciles: 1, cacheSyncTimeoutMs: 120_000 },
+      tracing: { enabled: false, tracerProvider: undefined },
       gracefulShutdownTimeoutMs: 30_000,
       handleSignals: true,
       clock: realClock,
@@ -122,6 +123,7 @@ const OPTION_INTERFACES: Record<string, string[]> = {
   'metrics-server.ts': ['MetricsOptions', 'MetricsServingOptions'],
   'leaderelection.ts': ['LeaderElectionOptions'],
   'controller.ts': ['ControllerDefaults'],
+  'tracing.ts': ['TracingOptions'],
   'webhook/server.ts': ['WebhookServerOptions'],
 };
 
@@ -163,6 +165,7 @@ describe('every option', () => {
       'MetricsOptions',
       'LeaderElectionOptions',
       'ControllerDefaults',
+      'TracingOptions',
     ];
     const missing = fields
       .filter((field) => field.of === 'ManagerOptions' || groups.includes(field.of))

@@ -28,6 +28,7 @@ import {
 import type { ResourceKind } from '../kinds.js';
 import { createLogger, type Logger } from '../logger.js';
 import { Metrics } from '../metrics.js';
+import type { SpanHandle, Tracing } from '../tracing.js';
 import { ConversionWebhook, type Convertible } from './conversion.js';
 import { CertWatcher } from './internal/certs.js';
 import { messages } from './internal/messages.js';
@@ -139,6 +140,8 @@ export interface WebhookServerOptions {
   logger?: Logger;
   /** Where the webhook series go: pass the Manager's so that /metrics shows them. Default: a new registry. */
   metrics?: Metrics;
+  /** Makes a span of each request (the manager's `tracing` option). Default: none. */
+  tracing?: Tracing;
 }
 
 export const DEFAULT_WEBHOOK_PORT = 9443;
@@ -154,7 +157,7 @@ const IN_FLIGHT = 'controller_runtime_webhook_requests_in_flight';
 const IN_FLIGHT_HELP = 'Current number of admission requests being served.';
 const PATH_PATTERN = /^((\/[a-zA-Z0-9_-]+)+|\/)$/;
 
-type Required_ = Required<Omit<WebhookServerOptions, 'logger' | 'metrics' | 'host'>> & {
+type Required_ = Required<Omit<WebhookServerOptions, 'logger' | 'metrics' | 'tracing' | 'host'>> & {
   host: string | undefined;
 };
 
@@ -199,6 +202,7 @@ export class WebhookServer {
   /** Request bytes buffered now, across requests (maxInFlightBytes). */
   private readonly budget: ByteBudget;
   readonly metrics: Metrics;
+  private readonly tracing: Tracing | undefined;
   private readonly options: Required_;
   private readonly webhooks = new Map<string, Webhook>();
   private server: https.Server | http2.Http2SecureServer | undefined;
@@ -216,6 +220,7 @@ export class WebhookServer {
     this.budget = { used: 0, max: this.options.maxInFlightBytes };
     this.logger = options.logger ?? createLogger();
     this.metrics = options.metrics ?? new Metrics();
+    this.tracing = options.tracing;
   }
 
   /** Serves `webhook` at `path` (before or after start). A path serves one webhook. */
@@ -420,8 +425,20 @@ export class WebhookServer {
     const started = performance.now();
     this.setInFlight(path, 1);
     let status = 500;
+    let span: SpanHandle | undefined;
     try {
-      status = await this.answer(path, webhook, req, res, held);
+      if (this.tracing) {
+        const traced = this.tracing.inSpan(
+          `${webhook.review.kind} ${path}`,
+          { 'http.request.method': req.method, 'url.path': path, 'kubesmith.webhook': path },
+          (handle) => this.answer(path, webhook, req, res, held, handle),
+          'server',
+        );
+        span = traced.span;
+        status = await traced.running;
+      } else {
+        status = await this.answer(path, webhook, req, res, held);
+      }
     } catch (error) {
       // Only a bug of the server gets here; answer anyway rather than leave the caller hanging.
       this.logger.error('webhook request failed', { webhook: path, code: 500, error });
@@ -439,6 +456,10 @@ export class WebhookServer {
         LATENCY_BUCKETS,
       );
       this.metrics.inc(REQUESTS_TOTAL, REQUESTS_HELP, { webhook: path, code: String(status) });
+      if (span) {
+        span.set({ 'http.response.status_code': status });
+        span.end(status >= 500 ? new Error(`answered ${status}`) : undefined, String(status));
+      }
     }
   }
 
@@ -449,6 +470,7 @@ export class WebhookServer {
     req: http.IncomingMessage,
     res: http.ServerResponse,
     held: { bytes: number },
+    span?: SpanHandle,
   ): Promise<number> {
     const logger = this.logger.child({ webhook: path });
     let body: Record<string, unknown>;
@@ -460,6 +482,7 @@ export class WebhookServer {
       // HTTP/2 has no Connection header (its streams close on their own).
       const close = error.status === 413 && req.httpVersionMajor === 1;
       const headers: Record<string, string> = close ? { Connection: 'close' } : {};
+      span?.set({ 'kubesmith.webhook.refused': error.message });
       return this.write(
         res,
         error.status,
@@ -483,6 +506,7 @@ export class WebhookServer {
         const message = messages.handlerFailed(error instanceof Error ? error.message : String(error));
         return { body: webhook.failure(body, 500, message, 'InternalError'), failure: message, error };
       });
+    span?.set(reviewAttributes(body));
     const answer = await Promise.race([answering, timedOut]);
     clearTimeout(timer);
     const uid = requestUid(body);
@@ -490,9 +514,11 @@ export class WebhookServer {
       const message = messages.timedOut(timeoutMs);
       controller.abort(new Error(message));
       logger.error('webhook request failed', { code: 504, reason: message, requestID: uid });
+      span?.set({ 'kubesmith.webhook.allowed': false, 'kubesmith.webhook.timed_out': true });
       return this.write(res, 200, webhook.failure(body, 504, message, 'Timeout'));
     }
     const status = answer.status ?? 200;
+    span?.set(answerAttributes(answer.body));
     if (answer.failure !== undefined) {
       logger.error('webhook request failed', {
         code: status === 200 ? codeOf(answer.body) : status,
@@ -615,6 +641,40 @@ function readBody(
 function requestUid(body: Record<string, unknown>): string | undefined {
   const request = body['request'] as { uid?: unknown } | undefined;
   return typeof request?.uid === 'string' ? request.uid : undefined;
+}
+
+/**
+ * A review's span attributes: an admission request's uid, kind, operation, namespace and name; a
+ * conversion's uid and desired apiVersion.
+ */
+function reviewAttributes(body: Record<string, unknown>): Record<string, string | undefined> {
+  const request = (body['request'] ?? {}) as {
+    uid?: unknown;
+    kind?: { kind?: unknown };
+    operation?: unknown;
+    namespace?: unknown;
+    name?: unknown;
+    desiredAPIVersion?: unknown;
+  };
+  const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+  return {
+    'kubesmith.webhook.uid': text(request.uid),
+    'kubesmith.webhook.kind': text(request.kind?.kind),
+    'kubesmith.webhook.operation': text(request.operation),
+    'kubesmith.namespace': text(request.namespace) || undefined,
+    'kubesmith.name': text(request.name) || undefined,
+    'kubesmith.webhook.desired_api_version': text(request.desiredAPIVersion),
+  };
+}
+
+/** An answer's span attributes: whether an admission was allowed, the result of a conversion. */
+function answerAttributes(body: unknown): Record<string, string | boolean | undefined> {
+  const response = (body as { response?: { allowed?: unknown; result?: { status?: unknown } } })?.response;
+  return {
+    'kubesmith.webhook.allowed': typeof response?.allowed === 'boolean' ? response.allowed : undefined,
+    'kubesmith.webhook.result':
+      typeof response?.result?.status === 'string' ? response.result.status : undefined,
+  };
 }
 
 function codeOf(body: unknown): number | undefined {
