@@ -115,6 +115,7 @@ export class Tracing {
   ): { span: SpanHandle; running: Promise<T> } {
     const api = this.api;
     const span = this.start(name, attributes, kind, api.ROOT_CONTEXT);
+    // No span to be the parent of others (the global provider without an SDK): no context to carry.
     if (!span.otel) return { span, running: fn(span) };
     let ran = false;
     try {
@@ -155,6 +156,9 @@ export class Tracing {
     try {
       const spanKind = { internal: 0, server: 1, client: 2 }[kind] as Otel.SpanKind;
       span = this.tracer.startSpan(name, { kind: spanKind, attributes: defined(attributes) }, parent);
+      // A span of the no-op provider (none registered): nothing to record, and no trace to carry on.
+      // A span a sampler dropped has a valid context still: its children must know they are dropped too.
+      if (!span.isRecording() && !this.api.trace.isSpanContextValid(span.spanContext())) return NO_SPAN;
     } catch (error) {
       this.fail(error);
       return NO_SPAN;

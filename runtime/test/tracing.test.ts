@@ -8,8 +8,10 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
+  SamplingDecision,
   SimpleSpanProcessor,
   type ReadableSpan,
+  type Sampler,
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -189,6 +191,32 @@ describe('tracing: API calls', () => {
     const missing = all.find((s) => s.attributes['url.full']?.toString().endsWith('/missing'));
     expect(missing?.status.code).toBe(2);
     expect(missing?.attributes).toMatchObject({ 'http.response.status_code': 404, 'error.type': '404' });
+  });
+
+  it('a reconcile a sampler dropped takes its API calls with it (they are not orphan roots)', async () => {
+    const exporter = new InMemorySpanExporter();
+    // Drops reconciles, and whatever a dropped span is the parent of; records the rest.
+    const sampler: Sampler = {
+      shouldSample: (parent, _traceId, name) => {
+        const parentSpan = trace.getSpanContext(parent);
+        const dropped = parentSpan ? (parentSpan.traceFlags & 1) === 0 : name.startsWith('reconcile');
+        return { decision: dropped ? SamplingDecision.NOT_RECORD : SamplingDecision.RECORD_AND_SAMPLED };
+      },
+      toString: () => 'drop reconciles',
+    };
+    const provider = new BasicTracerProvider({
+      sampler,
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    const tracing = tracingOf(provider);
+    const client = new HttpClient(localKubeConfig(server), { tracing });
+    await reconcileOnce(tracing, async () => {
+      await client.get(Widget, 'a', 'default');
+    });
+    expect(exporter.getFinishedSpans()).toEqual([]);
+    await client.get(Widget, 'a', 'default');
+    client.close();
+    expect(exporter.getFinishedSpans().map((span) => span.name)).toEqual(['GET widgets']);
   });
 
   it('a call outside a reconcile is a root span', async () => {
