@@ -2,6 +2,7 @@
  * The runtime's OpenTelemetry spans, captured in memory: a reconcile's span with its outcome, the API calls
  * it makes as its children, and a tracer, span processor or exporter that throws costing its span only.
  */
+import fs from 'node:fs';
 import http from 'node:http';
 import { context, trace, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
@@ -22,7 +23,11 @@ import { createLogger } from '../src/logger.js';
 import { withDefaults } from '../src/options.js';
 import type { ReconcileContext, Reconciler, Request, Result } from '../src/reconcile.js';
 import { createTracing, type Tracing } from '../src/tracing.js';
+import { ValidationError, fieldError, validating } from '../src/webhook/admission.js';
+import { validatePath } from '../src/webhook/paths.js';
+import { WebhookServer } from '../src/webhook/server.js';
 import { localKubeConfig } from './local-server.js';
+import { admissionReview, makeCertificates, post, tempDir } from './webhook/helpers.js';
 
 const Widget = groupVersion('example.com', 'v1').kind('Widget', { plural: 'widgets' });
 
@@ -308,5 +313,88 @@ describe('tracing: the option', () => {
 
   it('off, nothing is made: the controller and the client have no tracer', () => {
     expect(createTracing({ enabled: false, tracerProvider: undefined }, logger)).toBeUndefined();
+  });
+});
+
+describe('tracing: webhook requests', () => {
+  const Guestbook = groupVersion('webapp.example.com', 'v1').kind<{ spec: { replicas?: number } }>(
+    'Guestbook',
+    { plural: 'guestbooks' },
+  );
+  const VALIDATE = validatePath(Guestbook);
+  const object = {
+    apiVersion: 'webapp.example.com/v1',
+    kind: 'Guestbook',
+    metadata: { name: 'g' },
+    spec: {},
+  };
+
+  async function serve(tracing: Tracing) {
+    const dir = tempDir();
+    const certs = makeCertificates(dir);
+    const server = new WebhookServer({ host: '127.0.0.1', port: 0, certDir: dir, logger, tracing });
+    server.register(
+      VALIDATE,
+      validating(Guestbook, {
+        validateCreate: (obj) => {
+          if (obj.spec.replicas === undefined)
+            throw new ValidationError(fieldError.required('spec.replicas'));
+        },
+      }),
+    );
+    await server.start();
+    const call = (body: unknown, headers?: Record<string, string>) =>
+      post(server.address!.port, VALIDATE, body, { ca: certs.ca, ...(headers ? { headers } : {}) });
+    const stop = async () => {
+      await server.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    };
+    return { call, stop };
+  }
+
+  it('a review is a server span with its uid, kind, operation and whether it was allowed', async () => {
+    const { provider, spans } = capture();
+    const { call, stop } = await serve(tracingOf(provider));
+    try {
+      expect((await call(admissionReview({ object }))).status).toBe(200);
+      expect((await call('{}', { 'Content-Type': 'text/plain' })).status).toBe(400);
+    } finally {
+      await stop();
+    }
+    const [review, refused] = spans();
+    expect(review?.name).toBe(`AdmissionReview ${VALIDATE}`);
+    expect(review?.kind).toBe(1); // SERVER
+    expect(review?.attributes).toMatchObject({
+      'kubesmith.webhook': VALIDATE,
+      'kubesmith.webhook.uid': 'a2b4c6d8-0000-4000-8000-000000000001',
+      'kubesmith.webhook.kind': 'Guestbook',
+      'kubesmith.webhook.operation': 'CREATE',
+      'kubesmith.webhook.allowed': false,
+      'kubesmith.namespace': 'default',
+      'kubesmith.name': 'g',
+      'http.response.status_code': 200,
+    });
+    expect(refused?.attributes).toMatchObject({ 'http.response.status_code': 400 });
+    expect(refused?.attributes['kubesmith.webhook.refused']).toMatch(/expected application\/json/);
+  });
+
+  it('a span processor that throws costs the span, not the answer', async () => {
+    const failing: SpanProcessor = {
+      onStart: () => {
+        throw new Error('onStart exploded');
+      },
+      onEnd: () => {},
+      forceFlush: async () => {},
+      shutdown: async () => {},
+    };
+    const { provider } = capture([failing]);
+    const { call, stop } = await serve(tracingOf(provider));
+    try {
+      const reply = await call(admissionReview({ object: { ...object, spec: { replicas: 1 } } }));
+      expect(reply.status).toBe(200);
+      expect(reply.json).toMatchObject({ response: { allowed: true } });
+    } finally {
+      await stop();
+    }
   });
 });
