@@ -87,7 +87,7 @@ export function createTracing(
 }
 
 export class Tracing {
-  /** The first failure of OpenTelemetry is logged (then they are counted in silence, not per span). */
+  /** The first failure of OpenTelemetry is logged; later ones only cost their spans (no line per span). */
   private failed = false;
 
   private readonly api: typeof Otel;
@@ -154,8 +154,8 @@ export class Tracing {
   ): SpanHandle & { otel?: Otel.Span } {
     let span: Otel.Span;
     try {
-      const spanKind = { internal: 0, server: 1, client: 2 }[kind] as Otel.SpanKind;
-      span = this.tracer.startSpan(name, { kind: spanKind, attributes: defined(attributes) }, parent);
+      const options = { kind: SPAN_KINDS[kind], attributes: defined(attributes) };
+      span = this.tracer.startSpan(name, options, parent);
       // A span of the no-op provider (none registered): nothing to record, and no trace to carry on.
       // A span a sampler dropped has a valid context still: its children must know they are dropped too.
       if (!span.isRecording() && !this.api.trace.isSpanContextValid(span.spanContext())) return NO_SPAN;
@@ -195,6 +195,9 @@ export class Tracing {
 }
 
 const NO_SPAN: SpanHandle = { set: () => {}, end: () => {} };
+
+/** `@opentelemetry/api`'s SpanKind values (an enum of the package, not loaded until tracing is on). */
+const SPAN_KINDS = { internal: 0, server: 1, client: 2 } as Record<string, Otel.SpanKind>;
 
 /** `attributes` without the undefined ones (OpenTelemetry drops them with a diagnostic). */
 function defined(attributes: Attributes): Otel.Attributes {
