@@ -44,7 +44,9 @@ type Attributes = Record<string, string | number | boolean | undefined>;
 /** A span being made: attributes to add, and its end. Never throws. */
 export interface SpanHandle {
   set(attributes: Attributes): void;
-  /** Ends the span; with `error`, its status is ERROR with the error's message and `error.type`. */
+  /** Marks the span failed: status ERROR with the error's message, and `error.type`. */
+  fail(error: unknown, errorType?: string): void;
+  /** Ends the span; with `error`, marks it failed first. */
   end(error?: unknown, errorType?: string): void;
 }
 
@@ -163,7 +165,7 @@ export class Tracing {
       this.fail(error);
       return NO_SPAN;
     }
-    return {
+    const handle: SpanHandle & { otel: Otel.Span } = {
       otel: span,
       set: (more) => {
         try {
@@ -172,19 +174,25 @@ export class Tracing {
           this.fail(error);
         }
       },
-      end: (error, errorType) => {
+      fail: (error, errorType) => {
         try {
-          if (error !== undefined) {
-            const message = error instanceof Error ? error.message : String(error);
-            span.setAttribute('error.type', errorType ?? (error instanceof Error ? error.name : 'Error'));
-            span.setStatus({ code: this.api.SpanStatusCode.ERROR, message });
-          }
+          const message = error instanceof Error ? error.message : String(error);
+          span.setAttribute('error.type', errorType ?? (error instanceof Error ? error.name : 'Error'));
+          span.setStatus({ code: this.api.SpanStatusCode.ERROR, message });
+        } catch (failure) {
+          this.fail(failure);
+        }
+      },
+      end: (error, errorType) => {
+        if (error !== undefined) handle.fail(error, errorType);
+        try {
           span.end();
         } catch (failure) {
           this.fail(failure);
         }
       },
     };
+    return handle;
   }
 
   private fail(error: unknown): void {
@@ -194,7 +202,7 @@ export class Tracing {
   }
 }
 
-const NO_SPAN: SpanHandle = { set: () => {}, end: () => {} };
+const NO_SPAN: SpanHandle = { set: () => {}, fail: () => {}, end: () => {} };
 
 /** `@opentelemetry/api`'s SpanKind values (an enum of the package, not loaded until tracing is on). */
 const SPAN_KINDS = { internal: 0, server: 1, client: 2 } as Record<string, Otel.SpanKind>;

@@ -339,6 +339,7 @@ describe('tracing: webhook requests', () => {
         validateCreate: (obj) => {
           if (obj.spec.replicas === undefined)
             throw new ValidationError(fieldError.required('spec.replicas'));
+          if (obj.spec.replicas < 0) throw new RangeError('the webhook broke');
         },
       }),
     );
@@ -358,10 +359,17 @@ describe('tracing: webhook requests', () => {
     try {
       expect((await call(admissionReview({ object }))).status).toBe(200);
       expect((await call('{}', { 'Content-Type': 'text/plain' })).status).toBe(400);
+      expect((await call(admissionReview({ object: { ...object, spec: { replicas: -1 } } }))).status).toBe(
+        200,
+      );
     } finally {
       await stop();
     }
-    const [review, refused] = spans();
+    const [review, refused, broken] = spans();
+    // A denial is the webhook's answer, not an error; a webhook that threw is one.
+    expect(review?.status.code).toBe(0);
+    expect(broken?.status).toMatchObject({ code: 2, message: expect.stringMatching(/the webhook broke/) });
+    expect(broken?.attributes).toMatchObject({ 'error.type': '500', 'http.response.status_code': 200 });
     expect(review?.name).toBe(`AdmissionReview ${VALIDATE}`);
     expect(review?.kind).toBe(1); // SERVER
     expect(review?.attributes).toMatchObject({

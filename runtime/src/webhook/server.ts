@@ -514,12 +514,15 @@ export class WebhookServer {
       const message = messages.timedOut(timeoutMs);
       controller.abort(new Error(message));
       logger.error('webhook request failed', { code: 504, reason: message, requestID: uid });
-      span?.set({ 'kubesmith.webhook.allowed': false, 'kubesmith.webhook.timed_out': true });
+      span?.set({ 'kubesmith.webhook.allowed': false });
+      span?.fail(new Error(message), 'Timeout');
       return this.write(res, 200, webhook.failure(body, 504, message, 'Timeout'));
     }
     const status = answer.status ?? 200;
     span?.set(answerAttributes(answer.body));
     if (answer.failure !== undefined) {
+      // A malformed review (400) or a webhook that threw (500), in the review or as the HTTP status.
+      span?.fail(new Error(answer.failure), String((status === 200 ? codeOf(answer.body) : status) ?? 500));
       logger.error('webhook request failed', {
         code: status === 200 ? codeOf(answer.body) : status,
         reason: answer.failure,
