@@ -12,6 +12,7 @@ import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 import type { Predicate } from './predicate.js';
 import type { Reconciler, Request } from './reconcile.js';
+import type { Tracing } from './tracing.js';
 import type { KubernetesObject } from './types.js';
 
 /** What the builder needs of a manager. */
@@ -28,6 +29,8 @@ export interface ControllerHost {
   readonly leadership?: AbortSignal;
   /** What a controller gets unless its builder says otherwise: the manager's `controller` option. */
   readonly controllerDefaults?: ControllerDefaults;
+  /** Makes the spans of reconciles (the manager's `tracing` option); the builder hands it to controllers. */
+  readonly tracing?: Tracing | undefined;
 }
 
 export interface BuilderOptions {
@@ -116,6 +119,8 @@ export function controllerManagedBy(host: ControllerHost): Builder {
         ...(host.clock ? { clock: host.clock } : {}),
         ...(host.getEventRecorderFor ? { recorder: host.getEventRecorderFor(controllerName) } : {}),
         ...(host.leadership ? { signal: host.leadership } : {}),
+        ...(host.tracing ? { tracing: host.tracing } : {}),
+        ...(forKind ? { kind: forKind.kind } : {}),
         ...maxConcurrentReconciles(options, host.controllerDefaults),
         usePriorityQueue: options.usePriorityQueue ?? host.controllerDefaults?.usePriorityQueue ?? true,
       });

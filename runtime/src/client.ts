@@ -11,6 +11,7 @@ import { checkPathSegments } from './internal/path-segment.js';
 import { proxyAgent } from './internal/proxy-agent.js';
 import type { ResourceKind } from './kinds.js';
 import { clusterAccessOf, type ClusterAccess, type ConnectionSettings } from './kubeconfig.js';
+import type { SpanHandle, Tracing } from './tracing.js';
 import type { KubernetesObject } from './types.js';
 
 /**
@@ -193,6 +194,8 @@ export interface ClientOptions {
 export interface HttpClientOptions {
   /** How long a request may wait for its answer, unless the call says otherwise. Default: 30 000 ms. */
   timeoutMs?: number;
+  /** Makes a span of each request (not of watches): the manager's `tracing` option. Default: none. */
+  tracing?: Tracing;
 }
 
 const CONTENT_TYPES: Record<PatchType, string> = {
@@ -212,10 +215,12 @@ export class HttpClient implements Client {
   private readonly timeoutMs: number;
   private readonly access: ClusterAccess;
   private agent: { key: string; agent: http.Agent } | undefined;
+  private readonly tracing: Tracing | undefined;
 
   constructor(config: KubeConfig | ClusterAccess, options: HttpClientOptions = {}) {
     this.access = clusterAccessOf(config);
     this.timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.tracing = options.tracing;
   }
 
   async get<T>(kind: ResourceKind<T>, name: string, namespace?: string, options?: GetOptions): Promise<T> {
@@ -508,15 +513,36 @@ export class HttpClient implements Client {
       };
     }
     const timeoutMs = call.timeoutMs ?? this.timeoutMs;
+    const exchange = { status: 0 };
+    const span = this.tracing?.child(`${method} ${resourceOfPath(path)}`, {
+      'http.request.method': method,
+      'url.full': url.href,
+      'server.address': url.hostname,
+      'server.port': Number(url.port) || (url.protocol === 'http:' ? 80 : 443),
+    });
     for (let attempt = 1; ; attempt++) {
       try {
-        return (await sendRequest(url, options, payload, what, timeoutMs, call.signal)) as T;
+        const answer = (await sendRequest(
+          url,
+          options,
+          payload,
+          what,
+          timeoutMs,
+          call.signal,
+          exchange,
+        )) as T;
+        if (span) endRequestSpan(span, exchange.status, attempt);
+        return answer;
       } catch (err) {
         if (err instanceof ApiError && err.statusCode === 401) this.access.unauthorized(settings);
-        if (!(err instanceof StaleConnectionError)) throw err;
         // A kept-alive connection the server closed while idle fails at once, the request unread: an
         // idempotent one is safe to send again (on the next pooled connection, or a new one).
-        if (attempt >= 3 || method === 'POST' || method === 'PATCH') throw err.cause;
+        const stale = err instanceof StaleConnectionError;
+        if (!stale || attempt >= 3 || method === 'POST' || method === 'PATCH') {
+          const thrown: unknown = stale ? err.cause : err;
+          if (span) endRequestSpan(span, exchange.status, attempt, thrown);
+          throw thrown;
+        }
       }
     }
   }
@@ -563,7 +589,33 @@ class StaleConnectionError extends Error {
   }
 }
 
-/** One HTTP exchange, bounded by `timeoutMs` from start to the last byte of the answer. */
+/**
+ * The resource of a REST path, as a request span names it (`GET widgets`, `PUT widgets/status`): its
+ * plural and subresource, without the names of the object and its namespace (a span name has few values).
+ */
+export function resourceOfPath(path: string): string {
+  const parts = (path.split('?')[0] as string).split('/').filter(Boolean);
+  // /api/v1/... or /apis/<group>/<version>/...
+  let rest = parts[0] === 'api' ? parts.slice(2) : parts.slice(3);
+  if (rest[0] === 'namespaces' && rest.length > 2) rest = rest.slice(2);
+  const [plural = 'namespaces', , subresource] = rest;
+  return subresource ? `${plural}/${subresource}` : plural;
+}
+
+/** Ends an API call's span: the answer's status code, and the error of a failed call. */
+function endRequestSpan(span: SpanHandle, status: number, attempts: number, err?: unknown): void {
+  span.set({
+    'http.response.status_code': status || undefined,
+    'http.request.resend_count': attempts > 1 ? attempts - 1 : undefined,
+  });
+  if (err === undefined) return span.end();
+  span.end(err, status ? String(status) : err instanceof Error ? err.name : undefined);
+}
+
+/**
+ * One HTTP exchange, bounded by `timeoutMs` from start to the last byte of the answer. The answer's
+ * status code goes to `exchange.status` (a span reports it).
+ */
 function sendRequest(
   url: URL,
   options: https.RequestOptions,
@@ -571,6 +623,7 @@ function sendRequest(
   what: string,
   timeoutMs: number,
   signal: AbortSignal | undefined,
+  exchange?: { status: number },
 ): Promise<unknown> {
   const transport = url.protocol === 'http:' ? http : https;
   return new Promise<unknown>((resolve, reject) => {
@@ -590,6 +643,7 @@ function sendRequest(
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
         const status = res.statusCode ?? 0;
+        if (exchange) exchange.status = status;
         if (status < 200 || status >= 300) return finish(ApiError.fromResponse(status, text, what));
         try {
           finish(undefined, text ? JSON.parse(text) : undefined);

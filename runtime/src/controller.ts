@@ -24,6 +24,7 @@ import {
   type Request,
   type Result,
 } from './reconcile.js';
+import type { SpanHandle, Tracing } from './tracing.js';
 import type { KubernetesObject } from './types.js';
 
 /**
@@ -71,6 +72,10 @@ export interface ControllerOptions {
    * leader election Lease. Default: a signal that never aborts.
    */
   signal?: AbortSignal;
+  /** Makes a span of each reconcile (the manager's `tracing` option). Default: none. */
+  tracing?: Tracing;
+  /** The kind the controller reconciles, in its spans' names (`reconcile Widget`). Default: its name. */
+  kind?: string;
 }
 
 /**
@@ -111,6 +116,9 @@ export class Controller {
   /** The event recorder of this controller, handed to the reconciler in its context. */
   readonly recorder: EventRecorder;
   private readonly signal: AbortSignal;
+  private readonly tracing: Tracing | undefined;
+  /** The name of its reconciles' spans. */
+  private readonly spanName: string;
 
   constructor(options: ControllerOptions) {
     this.name = options.name;
@@ -121,6 +129,8 @@ export class Controller {
     this.metrics = options.metrics ?? new Metrics();
     this.recorder = options.recorder ?? loggingRecorder(this.logger);
     this.signal = options.signal ?? new AbortController().signal;
+    this.tracing = options.tracing;
+    this.spanName = `reconcile ${options.kind ?? options.name}`;
     const m = this.metrics;
     // Counters and gauges bound to their labels: plain additions per reconcile, read at scrape time.
     const queueLabels = { name: options.name };
@@ -301,12 +311,20 @@ export class Controller {
       let result: Result | void = undefined;
       let failure: { error: unknown } | undefined;
       record.active.inc(1);
+      let span: SpanHandle | undefined;
       try {
-        result = await this.reconciler.reconcile(request, context);
+        if (this.tracing) {
+          const traced = this.traced(request, context);
+          span = traced.span;
+          result = await traced.running;
+        } else {
+          result = await this.reconciler.reconcile(request, context);
+        }
       } catch (error) {
         failure = { error };
       }
       record.active.inc(-1);
+      if (span) endReconcileSpan(span, result, failure);
       record.time.observe((this.clock.now() - started) / 1000);
       try {
         this.settle(key, priority, context, result, failure);
@@ -314,6 +332,19 @@ export class Controller {
         queue.done(key);
       }
     }
+  }
+
+  /** The reconcile, run inside its span (the active span while it runs, parent of its API calls). */
+  private traced(request: Request, context: Context) {
+    const attributes = {
+      'kubesmith.controller': this.name,
+      'kubesmith.namespace': request.namespace || undefined,
+      'kubesmith.name': request.name,
+      'kubesmith.reconcile_id': context.reconcileID,
+    };
+    return (this.tracing as Tracing).inSpan(this.spanName, attributes, () =>
+      this.reconciler.reconcile(request, context),
+    );
   }
 
   /**
@@ -401,6 +432,23 @@ function replayed(
   if (event !== 'update' || oldObject === undefined) return false;
   const version = object.metadata?.resourceVersion;
   return version !== undefined && version === oldObject.metadata?.resourceVersion;
+}
+
+/** Ends a reconcile's span with its outcome: `kubesmith.result` as the metrics' `result` label says it. */
+function endReconcileSpan(span: SpanHandle, result: Result | void, failure?: { error: unknown }): void {
+  const requeueAfter =
+    result?.requeueAfter !== undefined && result.requeueAfter > 0 ? result.requeueAfter : 0;
+  span.set({
+    'kubesmith.result': failure
+      ? 'error'
+      : requeueAfter
+        ? 'requeue_after'
+        : result?.requeue
+          ? 'requeue'
+          : 'success',
+    'kubesmith.requeue_after_ms': requeueAfter || undefined,
+  });
+  span.end(failure?.error);
 }
 
 /** A recorder for controllers without a manager's: it logs the events it cannot send. */

@@ -125,6 +125,7 @@ export {
   type WebhookServerConfig,
 } from './options.js';
 export type { MetricsOptions, MetricsServingOptions } from './metrics-server.js';
+export { TRACER_NAME, type TracerProviderLike, type TracingOptions } from './tracing.js';
 export {
   LeaderElector,
   LeaseKind,

@@ -20,6 +20,7 @@ import { Metrics, processRegistry } from './metrics.js';
 import { MetricsServer } from './metrics-server.js';
 import { withDefaults, type ManagerConfig, type ManagerOptions } from './options.js';
 import { ProbeServer } from './probes.js';
+import { createTracing, type Tracing } from './tracing.js';
 import { WebhookServer } from './webhook/index.js';
 
 export { DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS, type ManagerOptions } from './options.js';
@@ -46,6 +47,8 @@ export class Manager implements ControllerHost {
   /** Where admission and conversion webhooks are registered; served over TLS while the manager runs. */
   readonly webhookServer: WebhookServer;
   readonly clock: Clock;
+  /** Makes the spans of reconciles, API calls and webhook requests; undefined when tracing is off. */
+  readonly tracing: Tracing | undefined;
   /**
    * The informer cache `client` reads from (controller-runtime's `mgr.GetCache()`): field indexes
    * (`mgr.cache.indexField(kind, name, fn)`), and per informer its objects and estimated bytes
@@ -95,16 +98,22 @@ export class Manager implements ControllerHost {
     this.config = config;
     this.logger = config.logger;
     this.clock = config.clock;
+    this.tracing = createTracing(config.tracing, this.logger.child({ logger: 'tracing' }));
+    const tracing = this.tracing ? { tracing: this.tracing } : {};
     this.webhookServer = new WebhookServer({
       ...config.webhookServer,
       logger: this.logger.child({ logger: 'webhook' }),
       metrics: this.metrics,
+      tracing: this.tracing,
     });
     const needsKubeConfig = !config.newClient || !config.newInformer;
     const kubeConfig = config.kubeConfig ?? (needsKubeConfig ? loadKubeConfig() : undefined);
     this.access = kubeConfig && clusterAccessOf(kubeConfig);
     if (!config.newClient) {
-      this.ownClient = new HttpClient(this.access as ClusterAccess, { timeoutMs: config.client.timeoutMs });
+      this.ownClient = new HttpClient(this.access as ClusterAccess, {
+        timeoutMs: config.client.timeoutMs,
+        ...tracing,
+      });
     }
     this.apiClient = config.newClient ? config.newClient() : (this.ownClient as HttpClient);
     this.apiReader = this.apiClient;

@@ -22,6 +22,7 @@ import type { LeaderElectionOptions } from './leaderelection.js';
 import { createLogger, type Logger } from './logger.js';
 import { Metrics } from './metrics.js';
 import type { MetricsOptions } from './metrics-server.js';
+import type { TracerProviderLike, Tracing, TracingOptions } from './tracing.js';
 import { DEFAULT_WEBHOOK_PORT, type WebhookServerOptions } from './webhook/server.js';
 
 export interface ManagerOptions {
@@ -44,11 +45,16 @@ export interface ManagerOptions {
    * registered on `mgr.webhookServer`. Default: webhookServerConfig's (port 9443, controller-runtime's
    * certificate directory...).
    */
-  webhookServer?: Omit<WebhookServerOptions, 'logger' | 'metrics'>;
+  webhookServer?: Omit<WebhookServerOptions, 'logger' | 'metrics' | 'tracing'>;
   /** Run the controllers on one replica at a time. Default: off. */
   leaderElection?: LeaderElectionOptions;
   /** What every controller gets unless its builder says otherwise. Default: ControllerDefaults's. */
   controller?: ControllerDefaults;
+  /**
+   * OpenTelemetry spans of reconciles, API calls and webhook requests. Default: off, unless a
+   * `tracerProvider` is given (see TracingOptions).
+   */
+  tracing?: TracingOptions;
   /**
    * How long in-flight reconciles may run after a stop is requested; a pod's
    * terminationGracePeriodSeconds must exceed it. Default: 30 000 ms.
@@ -83,10 +89,11 @@ export interface ManagerConfig {
   client: { timeoutMs: number; disableCacheFor: readonly ResourceKind<unknown>[] };
   metrics: MetricsConfig;
   healthProbeBindAddress: string;
-  webhookServer: Omit<WebhookServerConfig, 'logger' | 'metrics'>;
+  webhookServer: Omit<WebhookServerConfig, 'logger' | 'metrics' | 'tracing'>;
   leaderElection: Required<Omit<LeaderElectionOptions, 'id' | 'namespace' | 'identity'>> &
     Pick<LeaderElectionOptions, 'id' | 'namespace' | 'identity'>;
   controller: Required<ControllerDefaults>;
+  tracing: { enabled: boolean; tracerProvider: TracerProviderLike | undefined };
   gracefulShutdownTimeoutMs: number;
   handleSignals: boolean;
   logger: Logger;
@@ -99,7 +106,10 @@ export interface ManagerConfig {
 export type MetricsConfig = Required<Omit<MetricsOptions, 'certDir'>> & { certDir: string | undefined };
 
 /** The webhook server's options resolved: what `new WebhookServer` takes. No host is every interface. */
-export type WebhookServerConfig = Required<Omit<WebhookServerOptions, 'host'>> & { host: string | undefined };
+export type WebhookServerConfig = Required<Omit<WebhookServerOptions, 'host' | 'tracing'>> & {
+  host: string | undefined;
+  tracing: Tracing | undefined;
+};
 
 /** How long stop() waits for in-flight reconciles; a pod's terminationGracePeriodSeconds must exceed it. */
 export const DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS = 30_000;
@@ -136,6 +146,7 @@ export function webhookServerConfig(options: WebhookServerOptions = {}): Webhook
     enableHttp2: options.enableHttp2 ?? false,
     logger: options.logger ?? createLogger(),
     metrics: options.metrics ?? new Metrics(),
+    tracing: options.tracing,
   };
 }
 
@@ -173,8 +184,13 @@ export function metricsConfig(options: MetricsOptions = {}): MetricsConfig {
  * default nothing again.
  */
 export function withDefaults(options: ManagerOptions = {}): ManagerConfig {
-  const { cache = {}, client = {}, leaderElection = {}, controller = {} } = options;
-  const { logger: _logger, metrics: _metrics, ...webhookServer } = webhookServerConfig(options.webhookServer);
+  const { cache = {}, client = {}, leaderElection = {}, controller = {}, tracing = {} } = options;
+  const {
+    logger: _logger,
+    metrics: _metrics,
+    tracing: _tracing,
+    ...webhookServer
+  } = webhookServerConfig(options.webhookServer);
   return {
     kubeConfig: options.kubeConfig,
     cache: {
@@ -204,6 +220,10 @@ export function withDefaults(options: ManagerOptions = {}): ManagerConfig {
       maxConcurrentReconciles: controller.maxConcurrentReconciles ?? 1,
       cacheSyncTimeoutMs: controller.cacheSyncTimeoutMs ?? 120_000,
       usePriorityQueue: controller.usePriorityQueue ?? true,
+    },
+    tracing: {
+      enabled: tracing.enabled ?? tracing.tracerProvider !== undefined,
+      tracerProvider: tracing.tracerProvider,
     },
     gracefulShutdownTimeoutMs: options.gracefulShutdownTimeoutMs ?? DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS,
     handleSignals: options.handleSignals ?? true,

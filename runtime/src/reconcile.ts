@@ -24,7 +24,7 @@ export interface Result {
 export interface ReconcileContext {
   /** The controller's name. */
   readonly controller: string;
-  /** This reconcile's id, on every line of `logger`. */
+  /** This reconcile's id, on every line of `logger` and, with tracing, its span's `kubesmith.reconcile_id`. */
   readonly reconcileID: string;
   /** Every line carries `controller`, `namespace`, `name` and `reconcileID`. */
   readonly logger: Logger;

@@ -86,6 +86,7 @@ describe('withDefaults', () => {
         releaseOnCancel: true,
       },
       controller: { maxConcurrentReconciles: 1, cacheSyncTimeoutMs: 120_000, usePriorityQueue: true },
+      tracing: { enabled: false, tracerProvider: undefined },
       gracefulShutdownTimeoutMs: 30_000,
       handleSignals: true,
       clock: realClock,
@@ -205,6 +206,7 @@ const OPTION_INTERFACES: Record<string, string[]> = {
   'metrics-server.ts': ['MetricsOptions', 'MetricsServingOptions'],
   'leaderelection.ts': ['LeaderElectionOptions'],
   'controller.ts': ['ControllerDefaults'],
+  'tracing.ts': ['TracingOptions'],
   'webhook/server.ts': ['WebhookServerOptions'],
 };
 
@@ -248,6 +250,7 @@ describe('every option', () => {
       'LeaderElectionOptions',
       'ControllerDefaults',
       'WebhookServerOptions',
+      'TracingOptions',
     ];
     // The webhook server's logger and metrics are the manager's own: no options of the manager.
     const managers = new Set(['WebhookServerOptions.logger', 'WebhookServerOptions.metrics']);

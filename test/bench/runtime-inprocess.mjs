@@ -8,7 +8,10 @@
  * as an update, so each key is reconciled once per round; round 1 runs on cold code, as in the envtest
  * benchmark's fresh processes. Options: --objects 10000 --rounds 5 --only runtime|floor, and
  * --profile <file.cpuprofile> to profile the runtime's rounds alone (from the manager's start), without
- * the module loading that `node --cpu-prof` would count too.
+ * the module loading that `node --cpu-prof` would count too. `--tracing` turns the manager's tracing on:
+ * `noop` (the global provider, no SDK: non-recording spans), `sdk` (a BasicTracerProvider whose processor
+ * drops the spans), `sdk-als` (the same, with the Node SDK's AsyncLocalStorage context manager
+ * registered, so that the cost of the context propagation shows).
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
@@ -24,10 +27,26 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '5' },
     only: { type: 'string' },
     profile: { type: 'string' },
+    tracing: { type: 'string', default: 'off' },
   },
 });
 const count = Number(values.objects);
 const rounds = Number(values.rounds);
+
+/** The manager's `tracing` option that --tracing names (its packages loaded only when asked). */
+async function tracingOption(mode) {
+  if (mode === 'off') return {};
+  if (mode === 'noop') return { tracing: { enabled: true } };
+  const { BasicTracerProvider } = await import('@opentelemetry/sdk-trace-base');
+  const dropping = { onStart() {}, onEnd() {}, forceFlush: async () => {}, shutdown: async () => {} };
+  if (mode === 'sdk-als') {
+    const { context } = await import('@opentelemetry/api');
+    const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  }
+  return { tracing: { tracerProvider: new BasicTracerProvider({ spanProcessors: [dropping] }) } };
+}
+const tracing = await tracingOption(values.tracing);
 
 /** Garbage collections, to count those within a round's drain. */
 const collections = watchCollections();
@@ -83,6 +102,7 @@ async function runtimeRounds() {
     healthProbeBindAddress: '127.0.0.1:0',
     handleSignals: false,
     logger: createLogger({ level: 'info', format: 'json', write: () => {} }),
+    ...tracing,
   });
   let seen = 0;
   let first;

@@ -20,6 +20,7 @@ import { FORWARD_SECRET_CIPHERS, tlsServerOptions, type TlsMinVersion } from '..
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { WebhookServerConfig } from '../options.js';
+import type { SpanHandle, Tracing } from '../tracing.js';
 import { CertWatcher } from './internal/certs.js';
 import { messages } from './internal/messages.js';
 import type { Answer, Webhook } from './webhook.js';
@@ -100,6 +101,8 @@ export interface WebhookServerOptions {
   logger?: Logger;
   /** Where the webhook series go: pass the Manager's so that /metrics shows them. Default: a new registry. */
   metrics?: Metrics;
+  /** Makes a span of each request (the manager's `tracing` option). Default: none. */
+  tracing?: Tracing;
 }
 
 export const DEFAULT_WEBHOOK_PORT = 9443;
@@ -133,6 +136,7 @@ export class WebhookServer {
   /** Request bytes buffered now, across requests (maxInFlightBytes). */
   private readonly budget: ByteBudget;
   readonly metrics: Metrics;
+  private readonly tracing: Tracing | undefined;
   private readonly options: WebhookServerConfig;
   private readonly webhooks = new Map<string, Webhook>();
   private server: https.Server | http2.Http2SecureServer | undefined;
@@ -151,6 +155,7 @@ export class WebhookServer {
     this.budget = { used: 0, max: config.maxInFlightBytes };
     this.logger = config.logger;
     this.metrics = config.metrics;
+    this.tracing = config.tracing;
   }
 
   /** Serves `webhook` at `path` (before or after start). A path serves one webhook. */
@@ -347,8 +352,20 @@ export class WebhookServer {
     const started = performance.now();
     this.setInFlight(path, 1);
     let status = 500;
+    let span: SpanHandle | undefined;
     try {
-      status = await this.answer(path, webhook, req, res, held);
+      if (this.tracing) {
+        const traced = this.tracing.inSpan(
+          `${webhook.review.kind} ${path}`,
+          { 'http.request.method': req.method, 'url.path': path, 'kubesmith.webhook': path },
+          (handle) => this.answer(path, webhook, req, res, held, handle),
+          'server',
+        );
+        span = traced.span;
+        status = await traced.running;
+      } else {
+        status = await this.answer(path, webhook, req, res, held);
+      }
     } catch (error) {
       // Only a bug of the server gets here; answer anyway rather than leave the caller hanging.
       this.logger.error('webhook request failed', { webhook: path, code: 500, error });
@@ -366,6 +383,10 @@ export class WebhookServer {
         LATENCY_BUCKETS,
       );
       this.metrics.inc(REQUESTS_TOTAL, REQUESTS_HELP, { webhook: path, code: String(status) });
+      if (span) {
+        span.set({ 'http.response.status_code': status });
+        span.end(status >= 500 ? new Error(`answered ${status}`) : undefined, String(status));
+      }
     }
   }
 
@@ -376,6 +397,7 @@ export class WebhookServer {
     req: http.IncomingMessage,
     res: http.ServerResponse,
     held: { bytes: number },
+    span?: SpanHandle,
   ): Promise<number> {
     const logger = this.logger.child({ webhook: path });
     let body: Record<string, unknown>;
@@ -387,6 +409,7 @@ export class WebhookServer {
       // HTTP/2 has no Connection header (its streams close on their own).
       const close = error.status === 413 && req.httpVersionMajor === 1;
       const headers: Record<string, string> = close ? { Connection: 'close' } : {};
+      span?.set({ 'kubesmith.webhook.refused': error.message });
       return this.write(
         res,
         error.status,
@@ -410,6 +433,7 @@ export class WebhookServer {
         const message = messages.handlerFailed(error instanceof Error ? error.message : String(error));
         return { body: webhook.failure(body, 500, message, 'InternalError'), failure: message, error };
       });
+    span?.set(reviewAttributes(body));
     const answer = await Promise.race([answering, timedOut]);
     clearTimeout(timer);
     const uid = requestUid(body);
@@ -417,10 +441,15 @@ export class WebhookServer {
       const message = messages.timedOut(timeoutMs);
       controller.abort(new Error(message));
       logger.error('webhook request failed', { code: 504, reason: message, requestID: uid });
+      span?.set({ 'kubesmith.webhook.allowed': false });
+      span?.fail(new Error(message), 'Timeout');
       return this.write(res, 200, webhook.failure(body, 504, message, 'Timeout'));
     }
     const status = answer.status ?? 200;
+    span?.set(answerAttributes(answer.body));
     if (answer.failure !== undefined) {
+      // A malformed review (400) or a webhook that threw (500), in the review or as the HTTP status.
+      span?.fail(new Error(answer.failure), String((status === 200 ? codeOf(answer.body) : status) ?? 500));
       logger.error('webhook request failed', {
         code: status === 200 ? codeOf(answer.body) : status,
         reason: answer.failure,
@@ -542,6 +571,40 @@ function readBody(
 function requestUid(body: Record<string, unknown>): string | undefined {
   const request = body['request'] as { uid?: unknown } | undefined;
   return typeof request?.uid === 'string' ? request.uid : undefined;
+}
+
+/**
+ * A review's span attributes: an admission request's uid, kind, operation, namespace and name; a
+ * conversion's uid and desired apiVersion.
+ */
+function reviewAttributes(body: Record<string, unknown>): Record<string, string | undefined> {
+  const request = (body['request'] ?? {}) as {
+    uid?: unknown;
+    kind?: { kind?: unknown };
+    operation?: unknown;
+    namespace?: unknown;
+    name?: unknown;
+    desiredAPIVersion?: unknown;
+  };
+  const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+  return {
+    'kubesmith.webhook.uid': text(request.uid),
+    'kubesmith.webhook.kind': text(request.kind?.kind),
+    'kubesmith.webhook.operation': text(request.operation),
+    'kubesmith.namespace': text(request.namespace) || undefined,
+    'kubesmith.name': text(request.name) || undefined,
+    'kubesmith.webhook.desired_api_version': text(request.desiredAPIVersion),
+  };
+}
+
+/** An answer's span attributes: whether an admission was allowed, the result of a conversion. */
+function answerAttributes(body: unknown): Record<string, string | boolean | undefined> {
+  const response = (body as { response?: { allowed?: unknown; result?: { status?: unknown } } })?.response;
+  return {
+    'kubesmith.webhook.allowed': typeof response?.allowed === 'boolean' ? response.allowed : undefined,
+    'kubesmith.webhook.result':
+      typeof response?.result?.status === 'string' ? response.result.status : undefined,
+  };
 }
 
 function codeOf(body: unknown): number | undefined {
