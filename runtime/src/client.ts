@@ -3,12 +3,13 @@
  * (server, certificates, tokens) of a KubeConfig. Failures are ApiErrors; a request that gets no answer
  * in time is a RequestTimeoutError. Connections are kept alive and reused between requests.
  */
-import http from 'node:http';
-import https from 'node:https';
+import type http from 'node:http';
+import type https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ApiError, RequestTimeoutError } from './errors.js';
 import { checkPathSegments } from './internal/path-segment.js';
-import { proxyAgent } from './internal/proxy-agent.js';
+import { loadHttp, type HttpModules } from './internal/node-modules.js';
+import type { ProxyAgentOptions } from './internal/proxy-agent.js';
 import type { ResourceKind } from './kinds.js';
 import { clusterAccessOf, type ClusterAccess, type ConnectionSettings } from './kubeconfig.js';
 import type { KubernetesObject } from './types.js';
@@ -388,7 +389,7 @@ export class HttpClient implements Client {
     done: (err: unknown) => void,
     watchOptions: { metadataOnly?: boolean } = {},
   ): Promise<{ abort(): void }> {
-    const { url, options, settings } = await this.connection(
+    const { url, options, settings, transport } = await this.connection(
       'GET',
       path,
       watchOptions.metadataOnly ? METADATA_ACCEPT.object : undefined,
@@ -398,7 +399,6 @@ export class HttpClient implements Client {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
     const what = `watch ${path}`;
-    const transport = url.protocol === 'http:' ? http : https;
     return new Promise((resolve) => {
       let finished = false;
       const finish = (err: unknown, destroy: boolean) => {
@@ -472,13 +472,24 @@ export class HttpClient implements Client {
     });
   }
 
-  /** The URL of `path` and the request options: the config's credentials, on the client's agent. */
+  /**
+   * The URL of `path` and the request options: the config's credentials, on the client's agent; and the
+   * module (node:http or node:https) that sends it.
+   */
   private async connection(
     method: string,
     path: string,
     accept = 'application/json',
-  ): Promise<{ url: URL; options: https.RequestOptions; settings: ConnectionSettings }> {
+  ): Promise<{
+    url: URL;
+    options: https.RequestOptions;
+    settings: ConnectionSettings;
+    transport: Transport;
+  }> {
     const settings = await this.access.connection();
+    const modules = await loadHttp();
+    // Loaded before agentFor, which must not wait: two requests at once share one agent.
+    const proxyAgent = settings.proxyUrl ? (await import('./internal/proxy-agent.js')).proxyAgent : undefined;
     const url = requestUrl(settings.server, path);
     const options: https.RequestOptions = {
       method,
@@ -486,8 +497,9 @@ export class HttpClient implements Client {
       ...settings.tls,
       ...(settings.auth ? { auth: settings.auth } : {}),
     };
-    options.agent = settings.agent ?? this.agentFor(url.protocol, settings);
-    return { url, options, settings };
+    options.agent = settings.agent ?? this.agentFor(url.protocol, settings, modules, proxyAgent);
+    const transport = url.protocol === 'http:' ? modules.http : modules.https;
+    return { url, options, settings, transport };
   }
 
   private async request<T>(
@@ -497,7 +509,7 @@ export class HttpClient implements Client {
     call: RequestOptions = {},
     content: { body?: unknown; contentType?: string; accept?: string } = {},
   ): Promise<T> {
-    const { url, options, settings } = await this.connection(method, path, content.accept);
+    const { url, options, settings, transport } = await this.connection(method, path, content.accept);
     const payload = content.body === undefined ? undefined : JSON.stringify(content.body);
     if (payload !== undefined) {
       // Content-Length, not chunked: Node sends a DELETE body unframed, and the server would read none.
@@ -510,7 +522,7 @@ export class HttpClient implements Client {
     const timeoutMs = call.timeoutMs ?? this.timeoutMs;
     for (let attempt = 1; ; attempt++) {
       try {
-        return (await sendRequest(url, options, payload, what, timeoutMs, call.signal)) as T;
+        return (await sendRequest(transport, url, options, payload, what, timeoutMs, call.signal)) as T;
       } catch (err) {
         if (err instanceof ApiError && err.statusCode === 401) this.access.unauthorized(settings);
         if (!(err instanceof StaleConnectionError)) throw err;
@@ -525,7 +537,12 @@ export class HttpClient implements Client {
    * One keep-alive agent per TLS identity and proxy (certificates rotate: a new identity gets a new
    * agent); through a proxy, its connections are CONNECT tunnels.
    */
-  private agentFor(protocol: string, settings: ConnectionSettings): http.Agent {
+  private agentFor(
+    protocol: string,
+    settings: ConnectionSettings,
+    { http, https }: HttpModules,
+    proxyAgent: ((options: ProxyAgentOptions) => http.Agent) | undefined,
+  ): http.Agent {
     const { tls, proxyUrl } = settings;
     const key = `${protocol}${proxyUrl ?? ''}${JSON.stringify(tls)}`;
     if (this.agent?.key === key) return this.agent.agent;
@@ -538,11 +555,17 @@ export class HttpClient implements Client {
         ? {}
         : Object.fromEntries(Object.entries(tls).filter(([, v]) => v !== undefined))),
     };
-    const agent = proxyUrl
-      ? proxyAgent({ proxyUrl: new URL(proxyUrl), protocol, connectTimeoutMs: this.timeoutMs, agentOptions })
-      : protocol === 'http:'
-        ? new http.Agent(agentOptions)
-        : new https.Agent(agentOptions);
+    const agent =
+      proxyUrl && proxyAgent
+        ? proxyAgent({
+            proxyUrl: new URL(proxyUrl),
+            protocol,
+            connectTimeoutMs: this.timeoutMs,
+            agentOptions,
+          })
+        : protocol === 'http:'
+          ? new http.Agent(agentOptions)
+          : new https.Agent(agentOptions);
     this.agent = { key, agent };
     // Requests still running on the previous agent end within their timeout.
     if (previous) setTimeout(() => previous.destroy(), this.timeoutMs + 1_000).unref();
@@ -556,6 +579,9 @@ export class HttpClient implements Client {
   }
 }
 
+/** node:http or node:https: the same request function. */
+type Transport = Pick<typeof http, 'request'>;
+
 /** A reused connection that the server had closed: the request never reached it. */
 class StaleConnectionError extends Error {
   constructor(override readonly cause: Error) {
@@ -565,6 +591,7 @@ class StaleConnectionError extends Error {
 
 /** One HTTP exchange, bounded by `timeoutMs` from start to the last byte of the answer. */
 function sendRequest(
+  transport: Transport,
   url: URL,
   options: https.RequestOptions,
   payload: string | undefined,
@@ -572,7 +599,6 @@ function sendRequest(
   timeoutMs: number,
   signal: AbortSignal | undefined,
 ): Promise<unknown> {
-  const transport = url.protocol === 'http:' ? http : https;
   return new Promise<unknown>((resolve, reject) => {
     let settled = false;
     const finish = (err: Error | undefined, value?: unknown) => {

@@ -11,20 +11,20 @@
  * API server a bounded number of reviews rather than one each.
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import http from 'node:http';
-import http2 from 'node:http2';
-import https from 'node:https';
+import type http from 'node:http';
+import type http2 from 'node:http2';
+import type https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { HttpClient } from './client.js';
-import { makeServingCertificates } from './internal/certs.js';
+import { loadHttp, loadHttp2 } from './internal/node-modules.js';
 import { limitConnections } from './internal/connection-limit.js';
 import { tlsServerOptions, type TlsMinVersion } from './internal/tls-policy.js';
 import { TtlCache } from './internal/ttl-cache.js';
 import { resourceKind } from './kinds.js';
 import type { ClusterAccess } from './kubeconfig.js';
 import type { Logger } from './logger.js';
-import { CertWatcher } from './webhook/internal/certs.js';
+import type { CertWatcher } from './webhook/internal/certs.js';
 
 /** How the metrics server serves: every option has a default (see docs/runtime-api.md). */
 export interface MetricsServingOptions {
@@ -186,13 +186,15 @@ export class MetricsServer {
       // Node enforces the two timeouts above when it checks its connections, every 30 s by default.
       connectionsCheckingInterval: Math.min(1_000, o.headersTimeoutMs ?? 10_000),
     };
-    const tls = () => ({ ...this.certificate(), ...tlsServerOptions(o) });
+    const { http, https } = await loadHttp();
+    const tls = async () => ({ ...(await this.certificate()), ...tlsServerOptions(o) });
     let server: http.Server | http2.Http2SecureServer;
     if (!o.secureServing) server = http.createServer(timeouts, handler);
     else if (!o.enableHttp2) {
-      server = https.createServer({ ...tls(), ...timeouts, ALPNProtocols: ['http/1.1'] }, handler);
+      server = https.createServer({ ...(await tls()), ...timeouts, ALPNProtocols: ['http/1.1'] }, handler);
     } else {
-      const secure = http2.createSecureServer({ ...tls(), allowHTTP1: true }, (req, res) =>
+      const http2 = await loadHttp2();
+      const secure = http2.createSecureServer({ ...(await tls()), allowHTTP1: true }, (req, res) =>
         handler(req as unknown as http.IncomingMessage, res as unknown as http.ServerResponse),
       );
       // Its HTTP/1.1 connections take these from the server; an HTTP/2 session idle that long is closed.
@@ -236,13 +238,16 @@ export class MetricsServer {
     await closed;
   }
 
-  private certificate(): { cert: Buffer | string; key: Buffer | string } {
+  /** The serving certificate; its code is imported here, where a server with TLS needs it. */
+  private async certificate(): Promise<{ cert: Buffer | string; key: Buffer | string }> {
     const { certDir } = this.options;
     if (!certDir) {
+      const { makeServingCertificates } = await import('./internal/certs.js');
       const made = makeServingCertificates(['localhost', '127.0.0.1'], { name: 'kubesmith-metrics' });
       this.logger.info('serving metrics with a self-signed certificate (no metrics certificate directory)');
       return { cert: made.cert + made.caCert, key: made.key };
     }
+    const { CertWatcher } = await import('./webhook/internal/certs.js');
     this.certs = new CertWatcher({
       certDir,
       certName: this.options.certName ?? 'tls.crt',

@@ -67,6 +67,15 @@ new runtime.Manager({ kubeConfig: config, metrics: { bindAddress: '0' }, healthP
     expect(out.trim()).toBe('ok');
   });
 
+  it("importing the runtime loads none of Node's HTTP, TLS, HTTP/2 or child process modules", () => {
+    // They cost most of an import's time; a process loads them when it first serves or calls something.
+    const out = runChild(`
+const heavy = ['http', 'https', 'http2', 'tls', 'child_process'];
+console.log(heavy.filter((name) => process.moduleLoadList.includes('NativeModule ' + name)).join(',') || 'none');
+`);
+    expect(out.trim().split('\n')).toEqual(['none', 'ok']);
+  });
+
   it('the hook would see client-node: a legacy auth-provider loads it, and only then', () => {
     const kubeconfig = path.join(dir, 'legacy');
     writeFileSync(
