@@ -10,15 +10,14 @@
  * requests wait on the API server at once; more get a fast 429, so that a flood of made-up tokens costs the
  * API server a bounded number of reviews rather than one each.
  */
-import { createHash, createHmac, randomBytes } from 'node:crypto';
 import type http from 'node:http';
 import type http2 from 'node:http2';
 import type https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { HttpClient } from './client.js';
-import { loadHttp, loadHttp2 } from './internal/node-modules.js';
 import { limitConnections } from './internal/connection-limit.js';
+import { loadHttp, loadHttp2, nodeCrypto } from './internal/node-modules.js';
 import { tlsServerOptions, type TlsMinVersion } from './internal/tls-policy.js';
 import { TtlCache } from './internal/ttl-cache.js';
 import { resourceKind } from './kinds.js';
@@ -148,7 +147,7 @@ export class MetricsServer {
   /** Reviews tokens and access: made when serving securely. */
   private readonly client: HttpClient | undefined;
   /** Keys the token hashes: a cache key tells nothing about a token without it. */
-  private readonly hashKey = randomBytes(32);
+  private readonly hashKey = nodeCrypto().randomBytes(32);
   private readonly authenticated: TtlCache<UserInfo>;
   private readonly unauthenticated: TtlCache<true>;
   private readonly allowed: TtlCache<true>;
@@ -285,7 +284,7 @@ export class MetricsServer {
   private async authorize(req: http.IncomingMessage, res: http.ServerResponse): Promise<Verdict | undefined> {
     const token = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
     if (!token || token.length > MAX_TOKEN_LENGTH) return 401;
-    const tokenKey = createHmac('sha256', this.hashKey).update(token).digest('base64');
+    const tokenKey = nodeCrypto().createHmac('sha256', this.hashKey).update(token).digest('base64');
     if (this.unauthenticated.get(tokenKey)) return 401;
     const user = this.authenticated.get(tokenKey);
     const userKey = user && hashOf(user);
@@ -369,7 +368,7 @@ export class MetricsServer {
 /** The key of a user's authorisation: its whole identity, as the SubjectAccessReview sends it. */
 function hashOf(user: UserInfo): string {
   const identity = [user.username, user.uid, user.groups, user.extra];
-  return createHash('sha256').update(JSON.stringify(identity)).digest('base64');
+  return nodeCrypto().createHash('sha256').update(JSON.stringify(identity)).digest('base64');
 }
 
 function text(res: http.ServerResponse, status: number, body: string): void {
