@@ -4,7 +4,6 @@
  * production uses a Reflector (reflector.ts) per kind; tests feed events by hand (ManualInformer, in
  * @kubesmith/runtime/testing).
  */
-import { performance } from 'node:perf_hooks';
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
   HttpClient,

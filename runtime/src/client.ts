@@ -3,12 +3,13 @@
  * (server, certificates, tokens) of a KubeConfig. Failures are ApiErrors; a request that gets no answer
  * in time is a RequestTimeoutError. Connections are kept alive and reused between requests.
  */
-import http from 'node:http';
-import https from 'node:https';
+import type http from 'node:http';
+import type https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ApiError, RequestTimeoutError } from './errors.js';
 import { checkPathSegments } from './internal/path-segment.js';
-import { proxyAgent } from './internal/proxy-agent.js';
+import { loadHttp, type HttpModules } from './internal/node-modules.js';
+import type { ProxyAgentOptions } from './internal/proxy-agent.js';
 import type { ResourceKind } from './kinds.js';
 import { clusterAccessOf, type ClusterAccess, type ConnectionSettings } from './kubeconfig.js';
 import type { SpanHandle, Tracing } from './tracing.js';
@@ -393,7 +394,7 @@ export class HttpClient implements Client {
     done: (err: unknown) => void,
     watchOptions: { metadataOnly?: boolean } = {},
   ): Promise<{ abort(): void }> {
-    const { url, options, settings } = await this.connection(
+    const { url, options, settings, transport } = await this.connection(
       'GET',
       path,
       watchOptions.metadataOnly ? METADATA_ACCEPT.object : undefined,
@@ -403,7 +404,6 @@ export class HttpClient implements Client {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
     const what = `watch ${path}`;
-    const transport = url.protocol === 'http:' ? http : https;
     return new Promise((resolve) => {
       let finished = false;
       const finish = (err: unknown, destroy: boolean) => {
@@ -477,13 +477,24 @@ export class HttpClient implements Client {
     });
   }
 
-  /** The URL of `path` and the request options: the config's credentials, on the client's agent. */
+  /**
+   * The URL of `path` and the request options: the config's credentials, on the client's agent; and the
+   * module (node:http or node:https) that sends it.
+   */
   private async connection(
     method: string,
     path: string,
     accept = 'application/json',
-  ): Promise<{ url: URL; options: https.RequestOptions; settings: ConnectionSettings }> {
+  ): Promise<{
+    url: URL;
+    options: https.RequestOptions;
+    settings: ConnectionSettings;
+    transport: Transport;
+  }> {
     const settings = await this.access.connection();
+    const modules = await loadHttp();
+    // Loaded before agentFor, which must not wait: two requests at once share one agent.
+    const proxyAgent = settings.proxyUrl ? (await import('./internal/proxy-agent.js')).proxyAgent : undefined;
     const url = requestUrl(settings.server, path);
     const options: https.RequestOptions = {
       method,
@@ -491,8 +502,9 @@ export class HttpClient implements Client {
       ...settings.tls,
       ...(settings.auth ? { auth: settings.auth } : {}),
     };
-    options.agent = settings.agent ?? this.agentFor(url.protocol, settings);
-    return { url, options, settings };
+    options.agent = settings.agent ?? this.agentFor(url.protocol, settings, modules, proxyAgent);
+    const transport = url.protocol === 'http:' ? modules.http : modules.https;
+    return { url, options, settings, transport };
   }
 
   private async request<T>(
@@ -502,7 +514,7 @@ export class HttpClient implements Client {
     call: RequestOptions = {},
     content: { body?: unknown; contentType?: string; accept?: string } = {},
   ): Promise<T> {
-    const { url, options, settings } = await this.connection(method, path, content.accept);
+    const { url, options, settings, transport } = await this.connection(method, path, content.accept);
     const payload = content.body === undefined ? undefined : JSON.stringify(content.body);
     if (payload !== undefined) {
       // Content-Length, not chunked: Node sends a DELETE body unframed, and the server would read none.
@@ -523,6 +535,7 @@ export class HttpClient implements Client {
     for (let attempt = 1; ; attempt++) {
       try {
         const answer = (await sendRequest(
+          transport,
           url,
           options,
           payload,
@@ -551,7 +564,12 @@ export class HttpClient implements Client {
    * One keep-alive agent per TLS identity and proxy (certificates rotate: a new identity gets a new
    * agent); through a proxy, its connections are CONNECT tunnels.
    */
-  private agentFor(protocol: string, settings: ConnectionSettings): http.Agent {
+  private agentFor(
+    protocol: string,
+    settings: ConnectionSettings,
+    { http, https }: HttpModules,
+    proxyAgent: ((options: ProxyAgentOptions) => http.Agent) | undefined,
+  ): http.Agent {
     const { tls, proxyUrl } = settings;
     const key = `${protocol}${proxyUrl ?? ''}${JSON.stringify(tls)}`;
     if (this.agent?.key === key) return this.agent.agent;
@@ -564,11 +582,17 @@ export class HttpClient implements Client {
         ? {}
         : Object.fromEntries(Object.entries(tls).filter(([, v]) => v !== undefined))),
     };
-    const agent = proxyUrl
-      ? proxyAgent({ proxyUrl: new URL(proxyUrl), protocol, connectTimeoutMs: this.timeoutMs, agentOptions })
-      : protocol === 'http:'
-        ? new http.Agent(agentOptions)
-        : new https.Agent(agentOptions);
+    const agent =
+      proxyUrl && proxyAgent
+        ? proxyAgent({
+            proxyUrl: new URL(proxyUrl),
+            protocol,
+            connectTimeoutMs: this.timeoutMs,
+            agentOptions,
+          })
+        : protocol === 'http:'
+          ? new http.Agent(agentOptions)
+          : new https.Agent(agentOptions);
     this.agent = { key, agent };
     // Requests still running on the previous agent end within their timeout.
     if (previous) setTimeout(() => previous.destroy(), this.timeoutMs + 1_000).unref();
@@ -581,6 +605,9 @@ export class HttpClient implements Client {
     this.agent = undefined;
   }
 }
+
+/** node:http or node:https: the same request function. */
+type Transport = Pick<typeof http, 'request'>;
 
 /** A reused connection that the server had closed: the request never reached it. */
 class StaleConnectionError extends Error {
@@ -617,6 +644,7 @@ function endRequestSpan(span: SpanHandle, status: number, attempts: number, err?
  * status code goes to `exchange.status` (a span reports it).
  */
 function sendRequest(
+  transport: Transport,
   url: URL,
   options: https.RequestOptions,
   payload: string | undefined,
@@ -625,7 +653,6 @@ function sendRequest(
   signal: AbortSignal | undefined,
   exchange?: { status: number },
 ): Promise<unknown> {
-  const transport = url.protocol === 'http:' ? http : https;
   return new Promise<unknown>((resolve, reject) => {
     let settled = false;
     const finish = (err: Error | undefined, value?: unknown) => {

@@ -2,10 +2,10 @@
  * A controller: events from informers become keys in a work queue; workers take keys and call the
  * reconciler, one key at a time per key, retrying failures with backoff.
  */
-import { randomUUID } from 'node:crypto';
 import type { Informer } from './cache.js';
 import type { EventRecorder } from './events.js';
 import { realClock, type Clock } from './clock.js';
+import { nodeCrypto } from './internal/node-modules.js';
 import { lazyChild, type Logger } from './logger.js';
 import {
   Metrics,
@@ -406,7 +406,7 @@ class Context implements ReconcileContext {
   }
 
   get reconcileID(): string {
-    return (this.#reconcileID ??= randomUUID());
+    return (this.#reconcileID ??= nodeCrypto().randomUUID());
   }
 
   get logger(): Logger {

@@ -6,11 +6,11 @@
  * type, reason, action and note) is not created again, its `series` counts it.
  * Recording never throws and never holds up a reconcile: a failure is logged.
  */
-import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { Client } from './client.js';
 import { realClock, type Clock } from './clock.js';
 import { isNotFound } from './errors.js';
+import { nodeCrypto } from './internal/node-modules.js';
 import { resourceKind } from './kinds.js';
 import { microTime } from './leaderelection.js';
 import type { Logger } from './logger.js';
@@ -117,7 +117,7 @@ export function newEventRecorder(options: EventRecorderOptions): EventRecorder {
             recent.delete(key); // deleted meanwhile: start a new one
           }
         }
-        const name = `${meta.name ?? 'object'}.${now.toString(16)}${randomBytes(2).toString('hex')}`;
+        const name = `${meta.name ?? 'object'}.${now.toString(16)}${nodeCrypto().randomBytes(2).toString('hex')}`;
         await options.client.create(EventKind, {
           apiVersion: EventKind.apiVersion,
           kind: EventKind.kind,

@@ -7,7 +7,6 @@
  * wall clock (NTP, a suspended VM) can neither extend this replica's leadership nor cut another's short.
  * Only the times written into the Lease (acquireTime, renewTime) are wall-clock times.
  */
-import { performance } from 'node:perf_hooks';
 import { readFileSync } from 'node:fs';
 import type { Client } from './client.js';
 import { realClock, type Clock } from './clock.js';

@@ -2,7 +2,6 @@
  * The manager runs an operator: it shares informers between controllers, serves health probes and
  * metrics, starts every controller once the caches are synced, and stops gracefully on SIGTERM/SIGINT.
  */
-import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import type { ControllerHost } from './builder.js';
@@ -12,6 +11,7 @@ import type { Clock } from './clock.js';
 import type { Controller, ControllerDefaults } from './controller.js';
 import { newEventRecorder, type EventRecorder } from './events.js';
 import { DelegatingClient } from './internal/delegating-client.js';
+import { nodeCrypto } from './internal/node-modules.js';
 import type { ResourceKind } from './kinds.js';
 import { inClusterNamespace, LeaderElector } from './leaderelection.js';
 import { clusterAccessOf, loadKubeConfig, type ClusterAccess } from './kubeconfig.js';
@@ -159,7 +159,7 @@ export class Manager implements ControllerHost {
       client: this.apiClient,
       name: leaderElection.id,
       namespace,
-      identity: leaderElection.identity ?? `${os.hostname()}_${randomUUID()}`,
+      identity: leaderElection.identity ?? `${os.hostname()}_${nodeCrypto().randomUUID()}`,
       leaseDurationMs: leaderElection.leaseDurationMs,
       renewDeadlineMs: leaderElection.renewDeadlineMs,
       retryPeriodMs: leaderElection.retryPeriodMs,

@@ -10,22 +10,21 @@
  * requests wait on the API server at once; more get a fast 429, so that a flood of made-up tokens costs the
  * API server a bounded number of reviews rather than one each.
  */
-import { createHash, createHmac, randomBytes } from 'node:crypto';
-import http from 'node:http';
-import http2 from 'node:http2';
-import https from 'node:https';
+import type http from 'node:http';
+import type http2 from 'node:http2';
+import type https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { HttpClient } from './client.js';
-import { makeServingCertificates } from './internal/certs.js';
 import { limitConnections } from './internal/connection-limit.js';
+import { loadHttp, loadHttp2, nodeCrypto } from './internal/node-modules.js';
 import { tlsServerOptions, type TlsMinVersion } from './internal/tls-policy.js';
 import { TtlCache } from './internal/ttl-cache.js';
 import { resourceKind } from './kinds.js';
 import type { ClusterAccess } from './kubeconfig.js';
 import type { Logger } from './logger.js';
 import type { MetricsConfig } from './options.js';
-import { CertWatcher } from './webhook/internal/certs.js';
+import type { CertWatcher } from './webhook/internal/certs.js';
 
 /** How the metrics server serves: every option has a default (see docs/runtime-api.md). */
 export interface MetricsServingOptions {
@@ -143,7 +142,7 @@ export class MetricsServer {
   /** Reviews tokens and access: made when serving securely. */
   private readonly client: HttpClient | undefined;
   /** Keys the token hashes: a cache key tells nothing about a token without it. */
-  private readonly hashKey = randomBytes(32);
+  private readonly hashKey = nodeCrypto().randomBytes(32);
   private readonly authenticated: TtlCache<UserInfo>;
   private readonly unauthenticated: TtlCache<true>;
   private readonly allowed: TtlCache<true>;
@@ -182,13 +181,15 @@ export class MetricsServer {
       // Node enforces the two timeouts above when it checks its connections, every 30 s by default.
       connectionsCheckingInterval: Math.min(1_000, o.headersTimeoutMs),
     };
-    const tls = () => ({ ...this.certificate(), ...tlsServerOptions(o) });
+    const { http, https } = await loadHttp();
+    const tls = async () => ({ ...(await this.certificate()), ...tlsServerOptions(o) });
     let server: http.Server | http2.Http2SecureServer;
     if (!o.secureServing) server = http.createServer(timeouts, handler);
     else if (!o.enableHttp2) {
-      server = https.createServer({ ...tls(), ...timeouts, ALPNProtocols: ['http/1.1'] }, handler);
+      server = https.createServer({ ...(await tls()), ...timeouts, ALPNProtocols: ['http/1.1'] }, handler);
     } else {
-      const secure = http2.createSecureServer({ ...tls(), allowHTTP1: true }, (req, res) =>
+      const http2 = await loadHttp2();
+      const secure = http2.createSecureServer({ ...(await tls()), allowHTTP1: true }, (req, res) =>
         handler(req as unknown as http.IncomingMessage, res as unknown as http.ServerResponse),
       );
       // Its HTTP/1.1 connections take these from the server; an HTTP/2 session idle that long is closed.
@@ -232,13 +233,16 @@ export class MetricsServer {
     await closed;
   }
 
-  private certificate(): { cert: Buffer | string; key: Buffer | string } {
+  /** The serving certificate; its code is imported here, where a server with TLS needs it. */
+  private async certificate(): Promise<{ cert: Buffer | string; key: Buffer | string }> {
     const { certDir } = this.options;
     if (!certDir) {
+      const { makeServingCertificates } = await import('./internal/certs.js');
       const made = makeServingCertificates(['localhost', '127.0.0.1'], { name: 'kubesmith-metrics' });
       this.logger.info('serving metrics with a self-signed certificate (no metrics certificate directory)');
       return { cert: made.cert + made.caCert, key: made.key };
     }
+    const { CertWatcher } = await import('./webhook/internal/certs.js');
     this.certs = new CertWatcher({
       certDir,
       certName: this.options.certName,
@@ -276,7 +280,7 @@ export class MetricsServer {
   private async authorize(req: http.IncomingMessage, res: http.ServerResponse): Promise<Verdict | undefined> {
     const token = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
     if (!token || token.length > MAX_TOKEN_LENGTH) return 401;
-    const tokenKey = createHmac('sha256', this.hashKey).update(token).digest('base64');
+    const tokenKey = nodeCrypto().createHmac('sha256', this.hashKey).update(token).digest('base64');
     if (this.unauthenticated.get(tokenKey)) return 401;
     const user = this.authenticated.get(tokenKey);
     const userKey = user && hashOf(user);
@@ -360,7 +364,7 @@ export class MetricsServer {
 /** The key of a user's authorisation: its whole identity, as the SubjectAccessReview sends it. */
 function hashOf(user: UserInfo): string {
   const identity = [user.username, user.uid, user.groups, user.extra];
-  return createHash('sha256').update(JSON.stringify(identity)).digest('base64');
+  return nodeCrypto().createHash('sha256').update(JSON.stringify(identity)).digest('base64');
 }
 
 function text(res: http.ServerResponse, status: number, body: string): void {

@@ -15,15 +15,33 @@ import { createRequire } from 'node:module';
 import type * as PromClient from 'prom-client';
 import type { Counter, Gauge, Histogram, LabelValues, Metric, Registry } from 'prom-client';
 
-let promClientModule: typeof PromClient | undefined;
+/** The parts of prom-client a manager's registry uses. */
+interface PromClientCore {
+  Registry: typeof PromClient.Registry;
+  Counter: typeof PromClient.Counter;
+  Gauge: typeof PromClient.Gauge;
+  Histogram: typeof PromClient.Histogram;
+}
+
+let promClientModule: PromClientCore | undefined;
 
 /**
- * prom-client, required when the first registry is made (a manager's), not when the runtime is imported:
- * its import takes a few hundred milliseconds. It is CommonJS, so a user's `import { Counter } from
- * 'prom-client'` gets these same classes.
+ * prom-client's registry and metric classes, required when the first registry is made (a manager's), not
+ * when the runtime is imported: each from its own file, not through prom-client's index, which also
+ * loads its default metrics, Pushgateway and cluster aggregation (100 to 300 ms of a manager's start on a
+ * busy machine; the default metrics load at the first scrape, processRegistry()). It is CommonJS, so a
+ * user's `import { Counter } from 'prom-client'` gets these same classes (the same files).
  */
-function promClient(): typeof PromClient {
-  promClientModule ??= createRequire(import.meta.url)('prom-client') as typeof PromClient;
+function promClient(): PromClientCore {
+  if (!promClientModule) {
+    const require = createRequire(import.meta.url);
+    promClientModule = {
+      Registry: require('prom-client/lib/registry') as typeof PromClient.Registry,
+      Counter: require('prom-client/lib/counter') as typeof PromClient.Counter,
+      Gauge: require('prom-client/lib/gauge') as typeof PromClient.Gauge,
+      Histogram: require('prom-client/lib/histogram') as typeof PromClient.Histogram,
+    };
+  }
   return promClientModule;
 }
 
@@ -363,7 +381,10 @@ let processMetrics: Registry | undefined;
 /** prom-client's process and Node.js metrics, collected once per process (on first use). */
 export function processRegistry(): Registry {
   if (!processMetrics) {
-    const { Registry: ProcessRegistry, collectDefaultMetrics } = promClient();
+    const ProcessRegistry = promClient().Registry;
+    const collectDefaultMetrics = createRequire(import.meta.url)(
+      'prom-client/lib/defaultMetrics',
+    ) as typeof PromClient.collectDefaultMetrics;
     processMetrics = new ProcessRegistry();
     collectDefaultMetrics({ register: processMetrics });
   }

@@ -3,10 +3,11 @@
  * synced and the controllers run: readiness), plain HTTP, as controller-runtime serves them on
  * `--health-probe-bind-address`. Kubelet calls them from the node; they carry nothing secret.
  */
-import http from 'node:http';
+import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { limitConnections } from './internal/connection-limit.js';
 import type { Logger } from './logger.js';
+import { loadHttp } from './internal/node-modules.js';
 
 export interface ProbeServerOptions {
   /** `host:port`, for error messages. */
@@ -36,6 +37,7 @@ export class ProbeServer {
     const headersTimeout = o.headersTimeoutMs ?? 5_000;
     // The port is reachable from the pod network: silent or slow connections must not pile up. A probe's
     // request has no body, so the whole request is bounded by the header timeout.
+    const { http } = await loadHttp();
     const server = http.createServer(
       {
         headersTimeout,

@@ -67,6 +67,38 @@ new runtime.Manager({ kubeConfig: config, metrics: { bindAddress: '0' }, healthP
     expect(out.trim()).toBe('ok');
   });
 
+  it("importing the runtime loads none of Node's HTTP, TLS, HTTP/2, crypto or child process modules", () => {
+    // They cost most of an import's time; a process loads them when it first serves or calls something.
+    const out = runChild(`
+const heavy = ['http', 'https', 'http2', 'tls', 'crypto', 'child_process'];
+console.log(heavy.filter((name) => process.moduleLoadList.includes('NativeModule ' + name)).join(',') || 'none');
+`);
+    expect(out.trim().split('\n')).toEqual(['none', 'ok']);
+  });
+
+  it("making a manager loads prom-client's registry and metrics, not its default metrics or cluster code", () => {
+    // Those load through prom-client's index: 100 to 300 ms of a manager's start, for a first scrape's
+    // process metrics (loaded then) and features the runtime does not use.
+    const kubeconfig = path.join(dir, 'metrics');
+    writeFileSync(
+      kubeconfig,
+      JSON.stringify({
+        clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:1' } }],
+        users: [{ name: 'u', user: { token: 't' } }],
+        contexts: [{ name: 'a', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'a',
+      }),
+    );
+    const out = runChild(`
+const { createRequire } = await import('node:module');
+const kubeConfig = runtime.loadKubeConfig({ kubeconfig: ${JSON.stringify(kubeconfig)} });
+new runtime.Manager({ kubeConfig, handleSignals: false });
+const loaded = Object.keys(createRequire(import.meta.url).cache).filter((file) => file.includes('prom-client'));
+console.log(loaded.some((file) => file.endsWith('registry.js')), loaded.filter((file) => /index|cluster|defaultMetrics|pushgateway/.test(file)).length);
+`);
+    expect(out.trim().split('\n')).toEqual(['true 0', 'ok']);
+  });
+
   it('the hook would see client-node: a legacy auth-provider loads it, and only then', () => {
     const kubeconfig = path.join(dir, 'legacy');
     writeFileSync(

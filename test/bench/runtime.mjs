@@ -14,7 +14,8 @@
  * server's own time to send the list each way (server-floor.mjs); then the runtime's targets against the floor, with
  * controller-runtime's figures beside them, and the work queue's own cost per item. Each contender runs
  * `--rounds` times (default 3), interleaved, each in a fresh process; the table gives medians.
- * Options: --sizes 1000,10000 --rounds 3 --start-rounds 5.
+ * Options: --sizes 1000,10000 --rounds 3 --start-rounds 5; --only-start measures the lean-start rows alone
+ * (a minute instead of many, for work on the runtime's start).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -34,8 +35,10 @@ const { values } = parseArgs({
     sizes: { type: 'string', default: '1000,10000' },
     rounds: { type: 'string', default: '3' },
     'start-rounds': { type: 'string', default: '5' },
+    'only-start': { type: 'boolean', default: false },
   },
 });
+const onlyStart = values['only-start'];
 const sizes = values.sizes.split(',').map(Number);
 const rounds = Number(values.rounds);
 const startRounds = Number(values['start-rounds']);
@@ -130,6 +133,7 @@ try {
   await writeFile(kubeconfigPath, env.kubeConfig.exportConfig());
   startRows = await leanStartTimes({ kubeconfigPath, controllerRuntime, rounds: startRounds });
   process.stderr.write('measured the lean starts\n');
+  if (onlyStart) sizes.length = 0;
   const client = new HttpClient(env.kubeConfig);
   let created = 0;
   for (const size of sizes) {
@@ -159,7 +163,7 @@ try {
   await env.stop();
   await rm(dir, { recursive: true, force: true });
 }
-const perItem = await queueCost(1_000_000);
+const perItem = onlyStart ? undefined : await queueCost(1_000_000);
 
 const perObjectKiB = (r) => ((r.heapLoadedMiB - r.heapIdleMiB) * 1024) / r.count;
 const drainPerSec = (r) => r.count / (r.drainMs / 1000);
@@ -231,12 +235,7 @@ function startTargets() {
   ];
 }
 
-const lines = [
-  `Node ${process.version}, ${os.cpus().length} CPUs, kube-apiserver from envtest on loopback; median of ${rounds} runs each.`,
-  `controller-runtime ${controllerRuntimeVersion()} (${goVersion}): the same manager and reconciler in Go, with its`,
-  'defaults (test/bench/controller-runtime/main.go, a typed Widget, its cache dropping managedFields as the',
-  "runtime's does); its heap per object is the Go heap (runtime.MemStats.HeapAlloc).",
-  '',
+const startTable = [
   `Lean starts, from the spawn to the process's first line, with no Widget yet; median of ${startRounds} each:`,
   '',
   '| start | wall | CPU (user + system) | RSS there (after a GC) |',
@@ -244,41 +243,59 @@ const lines = [
   ...startRows.map(
     (r) => `| ${r.start} | ${seconds(r.ms)} | ${seconds(r.cpuMs)} | ${Math.round(r.rssMiB)} MiB |`,
   ),
+];
+const onlyStartLines = [
+  `Node ${process.version}, ${os.cpus().length} CPUs, kube-apiserver from envtest on loopback; ` +
+    `controller-runtime ${controllerRuntimeVersion()} (${goVersion}).`,
   '',
-  'runtime: a Manager as generated projects run it (metrics and probes served, logger at info, rate-limited',
-  'queue), its reconciler reading each object through mgr.client.get, 4 workers; its list streamed.',
-  'runtime-pages: the same, its list read in pages of 500 (streamingList: false). floor: a plain client-node',
-  'informer, a de-duplicating queue, 4 workers reading from the informer store (test/bench/floor-child.mjs).',
-  "controller-runtime: the runtime's manager and reconciler in Go (mgr.GetClient().Get, 4 workers).",
-  "floor+copy: the floor, each read a deep copy awaited as a promise (a cache read's semantics, no framework).",
-  '',
-  '| objects | contender | cache synced | all reconciled once | reconcile throughput | CPU per reconcile | GC in the drain | RSS idle -> loaded | heap per object | RSS per object | cached get |',
-  '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-  ...rows.map(
-    (r) =>
-      `| ${r.count} | ${r.contender} | ${(r.syncMs / 1000).toFixed(2)} s | ${(r.reconcileAllMs / 1000).toFixed(2)} s | ` +
-      `${Math.round(drainPerSec(r))}/s | ${(r.drainCpuUs / r.count).toFixed(1)} us | ${Math.round(r.drainGcMs)} ms | ` +
-      `${Math.round(r.rssIdleMiB)} -> ${Math.round(r.rssLoadedMiB)} MiB | ` +
-      `${perObjectKiB(r).toFixed(1)} KiB | ` +
-      `${(((r.rssLoadedMiB - r.rssIdleMiB) * 1024) / r.count).toFixed(1)} KiB | ` +
-      `${(r.cacheGetNs / 1000).toFixed(1)} us |`,
-  ),
-  '',
-  "The API server's time to send the whole list to a client that does nothing with it (server-floor.mjs):",
-  'no informer syncs faster than its way of listing here.',
-  '',
-  '| objects | one list (the floor) | pages of 500 | streamed list (to its end bookmark) |',
-  '| ---: | ---: | ---: | ---: |',
-  ...serverRows.map(
-    (r) =>
-      `| ${r.count} | ${(r['one list'] / 1000).toFixed(2)} s | ${(r['pages of 500'] / 1000).toFixed(2)} s | ` +
-      `${(r['streamed list'] / 1000).toFixed(2)} s |`,
-  ),
-  '',
-  ...targets(),
+  ...startTable,
   '',
   ...startTargets(),
-  '',
-  `Work queue alone: ${perItem.toFixed(0)} ns per item (add, get, done; 1,000,000 distinct keys).`,
 ];
+const lines = onlyStart
+  ? onlyStartLines
+  : [
+      `Node ${process.version}, ${os.cpus().length} CPUs, kube-apiserver from envtest on loopback; median of ${rounds} runs each.`,
+      `controller-runtime ${controllerRuntimeVersion()} (${goVersion}): the same manager and reconciler in Go, with its`,
+      'defaults (test/bench/controller-runtime/main.go, a typed Widget, its cache dropping managedFields as the',
+      "runtime's does); its heap per object is the Go heap (runtime.MemStats.HeapAlloc).",
+      '',
+      ...startTable,
+      '',
+      'runtime: a Manager as generated projects run it (metrics and probes served, logger at info, rate-limited',
+      'queue), its reconciler reading each object through mgr.client.get, 4 workers; its list streamed.',
+      'runtime-pages: the same, its list read in pages of 500 (streamingList: false). floor: a plain client-node',
+      'informer, a de-duplicating queue, 4 workers reading from the informer store (test/bench/floor-child.mjs).',
+      "controller-runtime: the runtime's manager and reconciler in Go (mgr.GetClient().Get, 4 workers).",
+      "floor+copy: the floor, each read a deep copy awaited as a promise (a cache read's semantics, no framework).",
+      '',
+      '| objects | contender | cache synced | all reconciled once | reconcile throughput | CPU per reconcile | GC in the drain | RSS idle -> loaded | heap per object | RSS per object | cached get |',
+      '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+      ...rows.map(
+        (r) =>
+          `| ${r.count} | ${r.contender} | ${(r.syncMs / 1000).toFixed(2)} s | ${(r.reconcileAllMs / 1000).toFixed(2)} s | ` +
+          `${Math.round(drainPerSec(r))}/s | ${(r.drainCpuUs / r.count).toFixed(1)} us | ${Math.round(r.drainGcMs)} ms | ` +
+          `${Math.round(r.rssIdleMiB)} -> ${Math.round(r.rssLoadedMiB)} MiB | ` +
+          `${perObjectKiB(r).toFixed(1)} KiB | ` +
+          `${(((r.rssLoadedMiB - r.rssIdleMiB) * 1024) / r.count).toFixed(1)} KiB | ` +
+          `${(r.cacheGetNs / 1000).toFixed(1)} us |`,
+      ),
+      '',
+      "The API server's time to send the whole list to a client that does nothing with it (server-floor.mjs):",
+      'no informer syncs faster than its way of listing here.',
+      '',
+      '| objects | one list (the floor) | pages of 500 | streamed list (to its end bookmark) |',
+      '| ---: | ---: | ---: | ---: |',
+      ...serverRows.map(
+        (r) =>
+          `| ${r.count} | ${(r['one list'] / 1000).toFixed(2)} s | ${(r['pages of 500'] / 1000).toFixed(2)} s | ` +
+          `${(r['streamed list'] / 1000).toFixed(2)} s |`,
+      ),
+      '',
+      ...targets(),
+      '',
+      ...startTargets(),
+      '',
+      `Work queue alone: ${perItem.toFixed(0)} ns per item (add, get, done; 1,000,000 distinct keys).`,
+    ];
 process.stdout.write(`${lines.join('\n')}\n`);

@@ -144,8 +144,8 @@ async function runAttw(tarball: string): Promise<{ code: number; stdout: string 
 
 /**
  * The packed runtime installed as npm installs a dependency: its directory under node_modules, and its
- * own dependencies linked from this repository's node_modules; then a CommonJS script requires each
- * entry point and imports it.
+ * own dependencies and peers linked from this repository's node_modules; then a CommonJS script requires
+ * each entry point and imports it.
  */
 async function loadRuntime(runtime: Packed): Promise<{ code: number; stdout: string; stderr: string }> {
   const app = path.join(work, 'app');
@@ -154,7 +154,13 @@ async function loadRuntime(runtime: Packed): Promise<{ code: number; stdout: str
   const installed = path.join(modules, '@kubesmith', 'runtime');
   await mkdir(installed, { recursive: true });
   await run('tar', ['-xzf', runtime.tarball, '-C', installed, '--strip-components=1'], { timeout: 30_000 });
-  for (const dep of Object.keys((runtime.manifest['dependencies'] as Record<string, string>) ?? {})) {
+  // Its peers too (client-node, optional: envtest imports it; the lean-start test loads the main entry
+  // without it).
+  const needed = {
+    ...(runtime.manifest['dependencies'] as object),
+    ...(runtime.manifest['peerDependencies'] as object),
+  };
+  for (const dep of Object.keys(needed)) {
     await mkdir(path.dirname(path.join(modules, dep)), { recursive: true });
     await symlink(path.join(repo, 'node_modules', dep), path.join(modules, dep), 'dir');
   }

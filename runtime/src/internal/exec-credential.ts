@@ -10,7 +10,6 @@
  * runs without a terminal and is bounded: it is killed after `timeoutMs`, and its output is refused past
  * MAX_EXEC_OUTPUT_BYTES.
  */
-import { spawn } from 'node:child_process';
 import type { ClusterEntry, ExecConfig } from './kubeconfig-file.js';
 import { KubeconfigError } from './kubeconfig-file.js';
 
@@ -128,6 +127,8 @@ export async function runExecPlugin(options: ExecPluginOptions): Promise<ExecCre
   env.KUBERNETES_EXEC_INFO = JSON.stringify(info);
   const what = `user "${userName}": exec plugin ${command}`;
 
+  // Imported here: most kubeconfigs have no exec plugin, and most processes never spawn one.
+  const { spawn } = await import('node:child_process');
   const stdout = await new Promise<string>((resolve, reject) => {
     const child = spawn(command, config.args ?? [], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const out: Buffer[] = [];

@@ -11,17 +11,18 @@
  * await server.start(); // listens on :9443 with /tmp/k8s-webhook-server/serving-certs/tls.{crt,key}
  * ```
  */
-import https from 'node:https';
+import type https from 'node:https';
 import type http from 'node:http';
-import http2 from 'node:http2';
+import type http2 from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import { limitConnections } from '../internal/connection-limit.js';
+import { loadHttp, loadHttp2, type Http2Module, type HttpModules } from '../internal/node-modules.js';
 import { FORWARD_SECRET_CIPHERS, tlsServerOptions, type TlsMinVersion } from '../internal/tls-policy.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { WebhookServerConfig } from '../options.js';
 import type { SpanHandle, Tracing } from '../tracing.js';
-import { CertWatcher } from './internal/certs.js';
+import type { CertWatcher } from './internal/certs.js';
 import { messages } from './internal/messages.js';
 import type { Answer, Webhook } from './webhook.js';
 
@@ -191,6 +192,8 @@ export class WebhookServer {
   async start(): Promise<void> {
     if (this.state !== 'new') throw new Error('a webhook server starts once');
     const o = this.options;
+    // The TLS and HTTP modules load here, at the start of a process that serves webhooks.
+    const { CertWatcher } = await import('./internal/certs.js');
     const certs = new CertWatcher({
       certDir: o.certDir,
       certName: o.certName,
@@ -200,7 +203,9 @@ export class WebhookServer {
       onChange: (pair) => this.server?.setSecureContext(pair),
     });
     const pair = certs.start();
-    const server = o.enableHttp2 ? this.http2Server(pair) : this.http1Server(pair);
+    const server = o.enableHttp2
+      ? this.http2Server(pair, await loadHttp2())
+      : this.http1Server(pair, (await loadHttp()).https);
     limitConnections(server, { maxConnections: o.maxConnections, logger: this.logger, server: 'webhook' });
     server.on('clientError', (error, socket) => {
       this.logger.debug('webhook client error', { error: error.message });
@@ -225,7 +230,10 @@ export class WebhookServer {
   }
 
   /** HTTPS over HTTP/1.1 only: the default. */
-  private http1Server(pair: { cert: Buffer | string; key: Buffer | string }): https.Server {
+  private http1Server(
+    pair: { cert: Buffer | string; key: Buffer | string },
+    https: HttpModules['https'],
+  ): https.Server {
     const o = this.options;
     return https.createServer(
       {
@@ -248,7 +256,10 @@ export class WebhookServer {
   }
 
   /** HTTPS offering HTTP/2 and HTTP/1.1 (enableHttp2), with the same limits where they apply. */
-  private http2Server(pair: { cert: Buffer | string; key: Buffer | string }): http2.Http2SecureServer {
+  private http2Server(
+    pair: { cert: Buffer | string; key: Buffer | string },
+    http2: Http2Module,
+  ): http2.Http2SecureServer {
     const o = this.options;
     const server = http2.createSecureServer(
       {
@@ -310,6 +321,7 @@ export class WebhookServer {
     this.state = 'stopped';
     this.certs?.stop();
     const server = this.server as https.Server | http2.Http2SecureServer;
+    const { https } = await loadHttp();
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     let force: NodeJS.Timeout;
     if (server instanceof https.Server) {
