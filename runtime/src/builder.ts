@@ -28,6 +28,11 @@ export interface ControllerHost {
   readonly leadership?: AbortSignal;
   /** What a controller gets unless its builder says otherwise: the manager's `controller` option. */
   readonly controllerDefaults?: ControllerDefaults;
+  /**
+   * Whether the host's client wrote the object of `kind` named by `request` and its informer has not seen
+   * the write yet (read-your-own-writes): the builder defers reconciles of the `for` kind while it has.
+   */
+  pendingWrite?(kind: ResourceKind<unknown>, request: Request): boolean;
 }
 
 export interface BuilderOptions {
@@ -118,6 +123,7 @@ export function controllerManagedBy(host: ControllerHost): Builder {
         ...(host.leadership ? { signal: host.leadership } : {}),
         ...maxConcurrentReconciles(options, host.controllerDefaults),
         usePriorityQueue: options.usePriorityQueue ?? host.controllerDefaults?.usePriorityQueue ?? true,
+        ...deferral(host, forKind, forOptions),
       });
       const informer = (kind: ResourceKind<unknown>, watchOptions: WatchOptions) =>
         watchOptions.metadataOnly ? host.informerFor(kind, { metadataOnly: true }) : host.informerFor(kind);
@@ -161,4 +167,15 @@ export function requestsForOwner(object: KubernetesObject, owner: ResourceKind<u
   const group = reference.apiVersion.includes('/') ? reference.apiVersion.split('/')[0] : '';
   if (group !== owner.group) return [];
   return [{ namespace: owner.namespaced ? (object.metadata?.namespace ?? '') : '', name: reference.name }];
+}
+
+/** Defers reconciles of the `for` kind's objects with an unseen own write; not of a metadata-only `for`. */
+function deferral(
+  host: ControllerHost,
+  forKind: ResourceKind<unknown> | undefined,
+  forOptions: WatchOptions,
+): { deferWhile?: (request: Request) => boolean } {
+  if (!forKind || forOptions.metadataOnly || !host.pendingWrite) return {};
+  const pendingWrite = host.pendingWrite.bind(host);
+  return { deferWhile: (request) => pendingWrite(forKind, request) };
 }

@@ -423,6 +423,11 @@ export interface InformerCacheConfig {
   warnOnUndeclaredInformer?: boolean;
   /** CacheOptions's `readerFailOnMissingInformer`. Default: false. */
   readerFailOnMissingInformer?: boolean;
+  /**
+   * Told of every object the full informers report (`apiVersion/Kind`; `deleted` for a delete), before any
+   * controller's handler: read-your-own-writes' bookkeeping. Default: nobody.
+   */
+  observe?: (kind: string, object: KubernetesObject, deleted: boolean) => void;
 }
 
 /** Which of a kind's two informers: the full objects' (default), or the metadata-only one's. */
@@ -482,6 +487,7 @@ export class InformerCache implements Reader {
   private readonly logger: Logger | undefined;
   private readonly warnOnUndeclared: boolean;
   private readonly failOnMissing: boolean;
+  private readonly observe: InformerCacheConfig['observe'];
   /** Kinds whose undeclared informer was warned about. */
   private readonly warned = new Set<string>();
 
@@ -496,6 +502,7 @@ export class InformerCache implements Reader {
     this.logger = config.logger;
     this.warnOnUndeclared = config.warnOnUndeclaredInformer ?? true;
     this.failOnMissing = config.readerFailOnMissingInformer ?? false;
+    this.observe = config.observe;
     if (config.metrics) this.registerMetrics(config.metrics);
   }
 
@@ -530,6 +537,13 @@ export class InformerCache implements Reader {
       informer.on('add', (object) => indexes.put(object));
       informer.on('update', (object) => indexes.put(object));
       informer.on('delete', (object) => indexes.remove(object));
+      const observe = this.observe;
+      if (observe && !metadataOnly) {
+        const kindName = kindKey(kind);
+        informer.on('add', (object) => observe(kindName, object, false));
+        informer.on('update', (object) => observe(kindName, object, false));
+        informer.on('delete', (object) => observe(kindName, object, true));
+      }
       entry = { key, kind, metadataOnly, informer, indexes };
       this.informers.set(key, entry);
       if (this.started) {
@@ -657,6 +671,16 @@ export class InformerCache implements Reader {
     return this.syncedInformerFor(kind, metadataOnly).then((synced) =>
       this.copyOf(synced.informer, kind, name, namespace),
     );
+  }
+
+  /**
+   * The object the full informer of a kind (`apiVersion/Kind`) holds now, itself (not a copy: not to be
+   * changed); `untracked` when that informer is not running and synced (a later one lists afresh).
+   */
+  peek(kind: string, namespace: string, name: string): KubernetesObject | undefined | 'untracked' {
+    const entry = this.started ? this.informers.get(kind) : undefined;
+    if (!entry?.informer.hasSynced()) return 'untracked';
+    return entry.informer.get(name, namespace || undefined);
   }
 
   /** A deep copy of the cached object; NotFound when the informer does not hold it. */

@@ -80,7 +80,12 @@ export interface ManagerConfig {
     warnOnUndeclaredInformer: boolean;
     readerFailOnMissingInformer: boolean;
   };
-  client: { timeoutMs: number; disableCacheFor: readonly ResourceKind<unknown>[] };
+  client: {
+    timeoutMs: number;
+    disableCacheFor: readonly ResourceKind<unknown>[];
+    readYourWrites: boolean;
+    readYourWritesTimeoutMs: number;
+  };
   metrics: MetricsConfig;
   healthProbeBindAddress: string;
   webhookServer: Omit<WebhookServerConfig, 'logger' | 'metrics'>;
@@ -188,6 +193,8 @@ export function withDefaults(options: ManagerOptions = {}): ManagerConfig {
     client: {
       timeoutMs: client.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
       disableCacheFor: client.disableCacheFor ?? [],
+      readYourWrites: client.readYourWrites ?? true,
+      readYourWritesTimeoutMs: client.readYourWritesTimeoutMs ?? 5_000,
     },
     metrics: metricsConfig(options.metrics),
     healthProbeBindAddress: options.healthProbeBindAddress ?? ':8081',
