@@ -65,7 +65,12 @@ export interface ManagerOptions {
    * HttpClient on the kubeconfig (tests). Default: none.
    */
   newClient?: () => Client;
-  /** Makes each kind's informer, instead of a Reflector on the API server (tests). Default: none. */
+  /**
+   * Makes each kind's informer, instead of a Reflector on the API server (tests). With
+   * `client.readYourWrites` (the default), a cached read after a write of `mgr.client` waits until the
+   * informer reports the written object (`informer.apply(...)` of a ManualInformer), at most
+   * `client.readYourWritesTimeoutMs`. Default: none.
+   */
   newInformer?: InformerFactory;
 }
 
