@@ -675,11 +675,28 @@ export class InformerCache implements Reader {
 
   /**
    * The object the full informer of a kind (`apiVersion/Kind`) holds now, itself (not a copy: not to be
-   * changed); `untracked` when that informer is not running and synced (a later one lists afresh).
+   * changed); `untracked` when that informer is not running and synced (a later one lists afresh), or
+   * will never hold the object: outside the cache's namespace, or, given as `written`, not matching the
+   * kind's cache selector.
    */
-  peek(kind: string, namespace: string, name: string): KubernetesObject | undefined | 'untracked' {
+  peek(
+    kind: string,
+    namespace: string,
+    name: string,
+    written?: KubernetesObject,
+  ): KubernetesObject | undefined | 'untracked' {
     const entry = this.started ? this.informers.get(kind) : undefined;
     if (!entry?.informer.hasSynced()) return 'untracked';
+    if (entry.kind.namespaced && this.namespace !== undefined && namespace !== this.namespace) {
+      return 'untracked';
+    }
+    const selector = written && this.selectors.get(kind);
+    if (
+      selector &&
+      !(labelMatcher(selector.labelSelector)(written) && fieldMatcher(selector.fieldSelector)(written))
+    ) {
+      return 'untracked';
+    }
     return entry.informer.get(name, namespace || undefined);
   }
 

@@ -145,7 +145,7 @@ export class Manager implements ControllerHost {
     return new WriteTracker({
       timeoutMs,
       clock: this.clock,
-      cached: (kind, namespace, name) => cache.peek(kind, namespace, name),
+      cached: (kind, namespace, name, written) => cache.peek(kind, namespace, name, written),
       onWait: (kind, timedOut) =>
         this.metrics.inc(
           'kubesmith_read_your_writes_waits_total',

@@ -12,11 +12,15 @@
 import type { Clock } from '../clock.js';
 import type { KubernetesObject } from '../types.js';
 
-/** What the informer of a kind holds of one object now; `untracked` when the kind has no informer. */
+/**
+ * What the informer of a kind holds of one object now; `untracked` when the kind has no informer or the
+ * informer will never hold the object (given as `written` for a write): its writes are not waited for.
+ */
 export type CachedLookup = (
   kind: string,
   namespace: string,
   name: string,
+  written?: KubernetesObject,
 ) => KubernetesObject | undefined | 'untracked';
 
 export interface WriteTrackerConfig {
@@ -101,7 +105,7 @@ export class WriteTracker {
     const version = metadata?.resourceVersion;
     if (!metadata?.name || !version) return;
     const namespace = metadata.namespace ?? '';
-    const cached = this.cached(kind, namespace, metadata.name);
+    const cached = this.cached(kind, namespace, metadata.name, object as KubernetesObject);
     if (cached === 'untracked' || hasSeen(cached?.metadata?.resourceVersion, version)) return;
     this.put(kind, namespace, metadata.name, version, false);
   }
