@@ -51,8 +51,8 @@ interface PendingWrite {
 /**
  * Whether an informer that holds `cached` has seen the write that returned `written`. ResourceVersions
  * are opaque to clients, but kube-apiserver's are etcd revisions, integers that only grow: where both
- * parse as integers, a newer one means the write was seen (and overwritten since), as controller-runtime
- * and KEP-5647 compare them. Otherwise only equality counts.
+ * parse as integers, a newer one means the write was seen (and overwritten since). Otherwise only
+ * equality counts.
  */
 export function hasSeen(cached: string | undefined, written: string): boolean {
   if (cached === undefined) return false;
