@@ -159,7 +159,7 @@ export class Manager implements ControllerHost {
   /** Whether `client` wrote this object and its informer has not seen the write yet (the builder's deferral). */
   pendingWrite(kind: ResourceKind<unknown>, request: Request): boolean {
     const writes = this.writes;
-    if (writes === undefined) return false;
+    if (writes === undefined || writes.size === 0) return false;
     return writes.isPending(kindKey(kind), kind.namespaced ? request.namespace : '', request.name);
   }
 

@@ -66,8 +66,9 @@ export class DelegatingClient implements Client {
 
   get<T>(kind: ResourceKind<T>, name: string, namespace?: string, options?: GetOptions): Promise<T> {
     const reader = this.readerFor(kind);
-    // The metadata-only informer is not tracked: it is read as it is.
-    if (this.tracker && reader === this.cache && !options?.metadataOnly) {
+    // The metadata-only informer is not tracked: it is read as it is. Most reads find no write pending:
+    // they pay for one size check.
+    if (this.tracker?.size && reader === this.cache && !options?.metadataOnly) {
       const ns = kind.namespaced ? (namespace ?? '') : '';
       const waiting = this.tracker.waitForObject(kindKey(kind), ns, name);
       if (waiting) return waiting.then(() => reader.get(kind, name, namespace, options));
@@ -77,7 +78,7 @@ export class DelegatingClient implements Client {
 
   list<T>(kind: ResourceKind<T>, options?: ListOptions): Promise<T[]> {
     const reader = this.readerFor(kind);
-    if (this.tracker && reader === this.cache && !options?.metadataOnly) {
+    if (this.tracker?.size && reader === this.cache && !options?.metadataOnly) {
       const ns = kind.namespaced ? options?.namespace || undefined : undefined;
       const waiting = this.tracker.waitForKind(kindKey(kind), ns);
       if (waiting) return waiting.then(() => reader.list(kind, options));

@@ -94,7 +94,7 @@ export class WriteTracker {
     this.onWait = config.onWait;
   }
 
-  /** How many writes are remembered (tests). */
+  /** How many writes are remembered: at 0, reads and reconciles skip the rest of the bookkeeping. */
   get size(): number {
     return this.pending.size;
   }
