@@ -31,6 +31,11 @@ export interface ControllerHost {
   readonly controllerDefaults?: ControllerDefaults;
   /** Makes the spans of reconciles (the manager's `tracing` option); the builder hands it to controllers. */
   readonly tracing?: Tracing | undefined;
+  /**
+   * Whether the host's client wrote the object of `kind` named by `request` and its informer has not seen
+   * the write yet (read-your-own-writes): the builder defers reconciles of the `for` kind while it has.
+   */
+  pendingWrite?(kind: ResourceKind<unknown>, request: Request): boolean;
 }
 
 export interface BuilderOptions {
@@ -123,6 +128,7 @@ export function controllerManagedBy(host: ControllerHost): Builder {
         ...(forKind ? { kind: forKind.kind } : {}),
         ...maxConcurrentReconciles(options, host.controllerDefaults),
         usePriorityQueue: options.usePriorityQueue ?? host.controllerDefaults?.usePriorityQueue ?? true,
+        ...deferral(host, forKind, forOptions),
       });
       const informer = (kind: ResourceKind<unknown>, watchOptions: WatchOptions) =>
         watchOptions.metadataOnly ? host.informerFor(kind, { metadataOnly: true }) : host.informerFor(kind);
@@ -166,4 +172,15 @@ export function requestsForOwner(object: KubernetesObject, owner: ResourceKind<u
   const group = reference.apiVersion.includes('/') ? reference.apiVersion.split('/')[0] : '';
   if (group !== owner.group) return [];
   return [{ namespace: owner.namespaced ? (object.metadata?.namespace ?? '') : '', name: reference.name }];
+}
+
+/** Defers reconciles of the `for` kind's objects with an unseen own write; not of a metadata-only `for`. */
+function deferral(
+  host: ControllerHost,
+  forKind: ResourceKind<unknown> | undefined,
+  forOptions: WatchOptions,
+): { deferWhile?: (request: Request) => boolean } {
+  if (!forKind || forOptions.metadataOnly || !host.pendingWrite) return {};
+  const pendingWrite = host.pendingWrite.bind(host);
+  return { deferWhile: (request) => pendingWrite(forKind, request) };
 }

@@ -422,6 +422,11 @@ export interface InformerCacheConfig {
   warnOnUndeclaredInformer?: boolean;
   /** CacheOptions's `readerFailOnMissingInformer`. Default: false. */
   readerFailOnMissingInformer?: boolean;
+  /**
+   * Told of every object the full informers report (`apiVersion/Kind`; `deleted` for a delete), before any
+   * controller's handler: read-your-own-writes' bookkeeping. Default: nobody.
+   */
+  observe?: (kind: string, object: KubernetesObject, deleted: boolean) => void;
 }
 
 /** Which of a kind's two informers: the full objects' (default), or the metadata-only one's. */
@@ -481,6 +486,7 @@ export class InformerCache implements Reader {
   private readonly logger: Logger | undefined;
   private readonly warnOnUndeclared: boolean;
   private readonly failOnMissing: boolean;
+  private readonly observe: InformerCacheConfig['observe'];
   /** Kinds whose undeclared informer was warned about. */
   private readonly warned = new Set<string>();
 
@@ -495,6 +501,7 @@ export class InformerCache implements Reader {
     this.logger = config.logger;
     this.warnOnUndeclared = config.warnOnUndeclaredInformer ?? true;
     this.failOnMissing = config.readerFailOnMissingInformer ?? false;
+    this.observe = config.observe;
     if (config.metrics) this.registerMetrics(config.metrics);
   }
 
@@ -529,6 +536,13 @@ export class InformerCache implements Reader {
       informer.on('add', (object) => indexes.put(object));
       informer.on('update', (object) => indexes.put(object));
       informer.on('delete', (object) => indexes.remove(object));
+      const observe = this.observe;
+      if (observe && !metadataOnly) {
+        const kindName = kindKey(kind);
+        informer.on('add', (object) => observe(kindName, object, false));
+        informer.on('update', (object) => observe(kindName, object, false));
+        informer.on('delete', (object) => observe(kindName, object, true));
+      }
       entry = { key, kind, metadataOnly, informer, indexes };
       this.informers.set(key, entry);
       if (this.started) {
@@ -656,6 +670,33 @@ export class InformerCache implements Reader {
     return this.syncedInformerFor(kind, metadataOnly).then((synced) =>
       this.copyOf(synced.informer, kind, name, namespace),
     );
+  }
+
+  /**
+   * The object the full informer of a kind (`apiVersion/Kind`) holds now, itself (not a copy: not to be
+   * changed); `untracked` when that informer is not running and synced (a later one lists afresh), or
+   * will never hold the object: outside the cache's namespace, or, given as `written`, not matching the
+   * kind's cache selector.
+   */
+  peek(
+    kind: string,
+    namespace: string,
+    name: string,
+    written?: KubernetesObject,
+  ): KubernetesObject | undefined | 'untracked' {
+    const entry = this.started ? this.informers.get(kind) : undefined;
+    if (!entry?.informer.hasSynced()) return 'untracked';
+    if (entry.kind.namespaced && this.namespace !== undefined && namespace !== this.namespace) {
+      return 'untracked';
+    }
+    const selector = written && this.selectors.get(kind);
+    if (
+      selector &&
+      !(labelMatcher(selector.labelSelector)(written) && fieldMatcher(selector.fieldSelector)(written))
+    ) {
+      return 'untracked';
+    }
+    return entry.informer.get(name, namespace || undefined);
   }
 
   /** A deep copy of the cached object; NotFound when the informer does not hold it. */

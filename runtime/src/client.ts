@@ -190,6 +190,21 @@ export interface ClientOptions {
    * `client.CacheOptions.DisableFor`): kinds too many or too large to cache, read seldom. Default: none.
    */
   disableCacheFor?: readonly ResourceKind<unknown>[];
+  /**
+   * Read-your-own-writes (controller-runtime's `EnableReadYourWritesConsistency`, KEP-5647): `mgr.client`
+   * remembers the resourceVersion each of its writes of a cached kind returns until the informer has seen
+   * it; a cached `get` of that object waits for it, a cached `list` of its kind waits for the kind's writes
+   * in its namespace scope, and a controller defers (re-queues shortly) the reconcile of a key whose own
+   * write is still unseen. `false` reads the cache as it is. Reads of metadata-only informers do not wait.
+   * Default: true.
+   */
+  readYourWrites?: boolean;
+  /**
+   * How long after a write reads may wait for the informer to see it. A read still waiting then returns
+   * what the cache holds (counted in `kubesmith_read_your_writes_waits_total{outcome="timeout"}`), as it
+   * would without read-your-own-writes, and the write is forgotten. Default: 5 000 ms.
+   */
+  readYourWritesTimeoutMs?: number;
 }
 
 export interface HttpClientOptions {

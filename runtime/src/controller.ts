@@ -76,7 +76,21 @@ export interface ControllerOptions {
   tracing?: Tracing;
   /** The kind the controller reconciles, in its spans' names (`reconcile Widget`). Default: its name. */
   kind?: string;
+  /**
+   * Whether the request's object has a write of this manager its informer has not seen yet
+   * (read-your-own-writes): such a reconcile is deferred, re-queued after DEFER_MS, since it would read
+   * the object as it was before that write. The informer's event for the write queues the key again
+   * anyway; the re-queue only makes sure the key is not lost. Default: nothing is deferred.
+   */
+  deferWhile?: (request: Request) => boolean;
 }
+
+/**
+ * How long a deferred reconcile waits before it is tried again: a write is seen by its informer within
+ * milliseconds on a healthy API server. A write stays unseen for at most the client's
+ * readYourWritesTimeoutMs, after which the reconcile runs.
+ */
+export const DEFER_MS = 100;
 
 /**
  * A request a map function makes, with the priority to queue it at. Default: the event's (LOW_PRIORITY
@@ -119,6 +133,8 @@ export class Controller {
   private readonly tracing: Tracing | undefined;
   /** The name of its reconciles' spans. */
   private readonly spanName: string;
+  private readonly deferWhile: ((request: Request) => boolean) | undefined;
+  private readonly deferrals: BoundCounter;
 
   constructor(options: ControllerOptions) {
     this.name = options.name;
@@ -131,6 +147,7 @@ export class Controller {
     this.signal = options.signal ?? new AbortController().signal;
     this.tracing = options.tracing;
     this.spanName = `reconcile ${options.kind ?? options.name}`;
+    this.deferWhile = options.deferWhile;
     const m = this.metrics;
     // Counters and gauges bound to their labels: plain additions per reconcile, read at scrape time.
     const queueLabels = { name: options.name };
@@ -216,6 +233,11 @@ export class Controller {
         'Total number of exceptions in the predicates and map functions of a controller, per event type',
         { controller: options.name, event },
       );
+    this.deferrals = m.boundCounter(
+      'kubesmith_reconcile_deferrals_total',
+      "Reconciles deferred because the controller's informer had not seen the manager's own write of the object",
+      controller,
+    );
     this.handlerErrors = {
       create: handlerErrors('create'),
       update: handlerErrors('update'),
@@ -305,6 +327,12 @@ export class Controller {
       if (key === undefined) return;
       const priority = queue.takenPriority(key);
       const request = requestFromKey(key);
+      if (this.deferWhile?.(request)) {
+        this.deferrals.inc();
+        queue.addAfter(key, DEFER_MS, { priority });
+        queue.done(key);
+        continue;
+      }
       const context = new Context(this.name, request, this.logger, this.recorder, this.signal);
       const record = this.record;
       const started = this.clock.now();

@@ -12,7 +12,8 @@ import type { Controller, ControllerDefaults } from './controller.js';
 import { newEventRecorder, type EventRecorder } from './events.js';
 import { DelegatingClient } from './internal/delegating-client.js';
 import { nodeCrypto } from './internal/node-modules.js';
-import type { ResourceKind } from './kinds.js';
+import { WriteTracker } from './internal/write-tracker.js';
+import { kindKey, type ResourceKind } from './kinds.js';
 import { inClusterNamespace, LeaderElector } from './leaderelection.js';
 import { clusterAccessOf, loadKubeConfig, type ClusterAccess } from './kubeconfig.js';
 import type { Logger } from './logger.js';
@@ -21,6 +22,7 @@ import { MetricsServer } from './metrics-server.js';
 import { withDefaults, type ManagerConfig, type ManagerOptions } from './options.js';
 import { ProbeServer } from './probes.js';
 import { createTracing, type Tracing } from './tracing.js';
+import type { Request } from './reconcile.js';
 import { WebhookServer } from './webhook/index.js';
 
 export { DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS, type ManagerOptions } from './options.js';
@@ -55,6 +57,8 @@ export class Manager implements ControllerHost {
    * (`mgr.cache.stats()`, and /metrics).
    */
   readonly cache: InformerCache;
+  /** The writes of `client` its informers have not seen yet; none with `client.readYourWrites: false`. */
+  private readonly writes: WriteTracker | undefined;
   /** Set with leaderElection: the controllers run only while it leads. */
   readonly leaderElector: LeaderElector | undefined;
   /**
@@ -119,6 +123,7 @@ export class Manager implements ControllerHost {
     this.apiReader = this.apiClient;
     const factory =
       config.newInformer ?? reflectorInformerFactory(this.access as ClusterAccess, this.logger, config);
+    let writes: WriteTracker | undefined;
     this.cache = new InformerCache(factory, {
       namespace: config.cache.namespace,
       byObject: config.cache.byObject,
@@ -128,14 +133,43 @@ export class Manager implements ControllerHost {
       metrics: this.metrics,
       warnOnUndeclaredInformer: config.cache.warnOnUndeclaredInformer,
       readerFailOnMissingInformer: config.cache.readerFailOnMissingInformer,
+      ...(config.client.readYourWrites
+        ? { observe: (kind: string, object, deleted: boolean) => writes?.observe(kind, object, deleted) }
+        : {}),
     });
+    if (config.client.readYourWrites) writes = this.newWriteTracker(config.client.readYourWritesTimeoutMs);
+    this.writes = writes;
     this.client = new DelegatingClient(
       this.cache,
       this.apiClient,
       config.client.disableCacheFor,
       this.fence.signal,
+      writes,
     );
     this.leaderElector = config.leaderElection.enabled ? this.newLeaderElector(config) : undefined;
+  }
+
+  private newWriteTracker(timeoutMs: number): WriteTracker {
+    const cache = this.cache;
+    return new WriteTracker({
+      timeoutMs,
+      clock: this.clock,
+      cached: (kind, namespace, name, written) => cache.peek(kind, namespace, name, written),
+      onWait: (kind, timedOut) =>
+        this.metrics.inc(
+          'kubesmith_read_your_writes_waits_total',
+          "Cached reads of mgr.client that waited for the informer to see the manager's own write, by " +
+            'outcome: seen, or timeout (the read returned what the cache held)',
+          { kind, outcome: timedOut ? 'timeout' : 'seen' },
+        ),
+    });
+  }
+
+  /** Whether `client` wrote this object and its informer has not seen the write yet (the builder's deferral). */
+  pendingWrite(kind: ResourceKind<unknown>, request: Request): boolean {
+    const writes = this.writes;
+    if (writes === undefined || writes.size === 0) return false;
+    return writes.isPending(kindKey(kind), kind.namespaced ? request.namespace : '', request.name);
   }
 
   /** What every controller built on this manager gets unless its builder says otherwise. */

@@ -71,7 +71,12 @@ export interface ManagerOptions {
    * HttpClient on the kubeconfig (tests). Default: none.
    */
   newClient?: () => Client;
-  /** Makes each kind's informer, instead of a Reflector on the API server (tests). Default: none. */
+  /**
+   * Makes each kind's informer, instead of a Reflector on the API server (tests). With
+   * `client.readYourWrites` (the default), a cached read after a write of `mgr.client` waits until the
+   * informer reports the written object (`informer.apply(...)` of a ManualInformer), at most
+   * `client.readYourWritesTimeoutMs`. Default: none.
+   */
   newInformer?: InformerFactory;
 }
 
@@ -86,7 +91,12 @@ export interface ManagerConfig {
     warnOnUndeclaredInformer: boolean;
     readerFailOnMissingInformer: boolean;
   };
-  client: { timeoutMs: number; disableCacheFor: readonly ResourceKind<unknown>[] };
+  client: {
+    timeoutMs: number;
+    disableCacheFor: readonly ResourceKind<unknown>[];
+    readYourWrites: boolean;
+    readYourWritesTimeoutMs: number;
+  };
   metrics: MetricsConfig;
   healthProbeBindAddress: string;
   webhookServer: Omit<WebhookServerConfig, 'logger' | 'metrics' | 'tracing'>;
@@ -204,6 +214,8 @@ export function withDefaults(options: ManagerOptions = {}): ManagerConfig {
     client: {
       timeoutMs: client.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
       disableCacheFor: client.disableCacheFor ?? [],
+      readYourWrites: client.readYourWrites ?? true,
+      readYourWritesTimeoutMs: client.readYourWritesTimeoutMs ?? 5_000,
     },
     metrics: metricsConfig(options.metrics),
     healthProbeBindAddress: options.healthProbeBindAddress ?? ':8081',

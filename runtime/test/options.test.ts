@@ -34,7 +34,12 @@ describe('withDefaults', () => {
         warnOnUndeclaredInformer: true,
         readerFailOnMissingInformer: false,
       },
-      client: { timeoutMs: 30_000, disableCacheFor: [] },
+      client: {
+        timeoutMs: 30_000,
+        disableCacheFor: [],
+        readYourWrites: true,
+        readYourWritesTimeoutMs: 5_000,
+      },
       metrics: {
         bindAddress: ':8080',
         secureServing: false,

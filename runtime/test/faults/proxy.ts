@@ -116,6 +116,8 @@ interface OpenWatch {
 export class HttpFaultProxy {
   private readonly server = http.createServer((req, res) => this.forward(req, res));
   readonly requests: ProxiedRequest[] = [];
+  /** Every watch event reaches the client this much later (0: at once). */
+  private watchDelayMs = 0;
   /** Watches of this path are ended at once (undefined: none). */
   private endingWatchesOf: string | undefined;
   /** The watches being carried: their path, the request to the API server and its answer. */
@@ -142,6 +144,14 @@ export class HttpFaultProxy {
       open.upstream.on('error', () => {}).destroy();
       res.end();
     }
+  }
+
+  /**
+   * From now on, what every watch carries (its events, its end) reaches the client `ms` later, in order:
+   * an informer that lags behind the API server, as under load. Lists, gets and writes are not delayed.
+   */
+  delayWatches(ms: number): void {
+    this.watchDelayMs = ms;
   }
 
   async close(): Promise<void> {
@@ -183,7 +193,18 @@ export class HttpFaultProxy {
     upstream.on('response', (answer: http.IncomingMessage) => {
       open.answer = answer;
       res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
+      if (!watch) {
+        answer.pipe(res);
+        return;
+      }
+      // Each chunk after the delay in force when it arrived; setTimeout keeps equal delays in order.
+      const later = (write: () => void) => {
+        const delay = this.watchDelayMs;
+        if (delay > 0) setTimeout(write, delay);
+        else write();
+      };
+      answer.on('data', (chunk: Buffer) => later(() => res.writableEnded || res.write(chunk)));
+      answer.on('end', () => later(() => res.end()));
     });
     upstream.on('error', () => res.destroy());
     if (watch) this.watches.set(res, open);
