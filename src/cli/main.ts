@@ -13,6 +13,7 @@ import { registerManifests } from './manifests.js';
 import { registerEnvtest } from './envtest.js';
 import { registerBuildInstaller } from './build-installer.js';
 import { registerHelmChart } from './helm-chart.js';
+import { registerValidate } from './validate.js';
 
 /** Options every command accepts. */
 export interface GlobalOptions {
@@ -95,6 +96,7 @@ Examples:
   registerEnvtest(program, contextFor);
   registerBuildInstaller(program, contextFor);
   registerHelmChart(program, contextFor);
+  registerValidate(program, contextFor);
   program
     .command('version')
     .description('print the kubesmith version')
