@@ -1,7 +1,8 @@
 /** `kubesmith validate`: objects checked offline against CRDs, as kube-apiserver checks a create or update. */
 import path from 'node:path';
 import type { Command } from 'commander';
-import { ExitCode, KubesmithError, UsageError } from '../errors.js';
+import { ExitCode, KubesmithError } from '../errors.js';
+import type { CrdIndex, Document } from '../schema/validate-input.js';
 import type { CommandContext } from './main.js';
 
 interface ValidateFlags {
@@ -47,7 +48,7 @@ Examples:
         const root = requireProjectRoot(cwd);
         crdPaths = [path.join(root, 'config', 'crd', 'bases')];
       }
-      const index: import('../schema/validate-input.js').CrdIndex = new Map();
+      const index: CrdIndex = new Map();
       for (const crdPath of crdPaths)
         for (const file of input.yamlFiles(crdPath))
           input.indexCrds(input.readDocuments(file, show(file)), index);
@@ -55,7 +56,7 @@ Examples:
         throw new KubesmithError(`no CRDs in ${crdPaths.map(show).join(', ')}`, {
           hint: 'run kubesmith manifests first, or give the CRDs with --crd FILE|DIR',
         });
-      let old: import('../schema/validate-input.js').Document | undefined;
+      let old: Document | undefined;
       if (flags.old !== undefined) {
         const file = path.resolve(cwd, flags.old);
         const docs = input.readDocuments(input.yamlFiles(file)[0] ?? file, show(file));
