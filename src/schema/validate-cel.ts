@@ -50,8 +50,12 @@ function celValue(v: unknown, s: JSONSchemaProps | undefined): unknown {
 
 const usesOldSelf = (rule: ValidationRule): boolean => /\boldSelf\b/.test(rule.rule);
 
-/** The value's type as the API server names it in a rule's error (the schema's type). */
-const typeName = (s: JSONSchemaProps): string => s.type ?? '';
+/** A failing rule's value as the API server shows it: a scalar as itself; an object or a list not at all. */
+function shownValue(v: unknown): string | undefined {
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return undefined;
+}
 
 function message(rule: ValidationRule, vars: Record<string, unknown>): string {
   if (rule.messageExpression) {
@@ -69,21 +73,25 @@ function message(rule: ValidationRule, vars: Record<string, unknown>): string {
   return `failed rule: ${rule.rule}`;
 }
 
-function errorFor(rule: ValidationRule, s: JSONSchemaProps, steps: PathStep[], text: string): FieldProblem {
+function errorFor(rule: ValidationRule, v: unknown, steps: PathStep[], text: string): FieldProblem {
   const fieldSteps = [...steps];
   for (const m of (rule.fieldPath ?? '').matchAll(/\.([^.[\]]+)|\['((?:[^'\\]|\\.)*)'\]|\[(\d+)\]/g))
     fieldSteps.push(m[3] !== undefined ? Number(m[3]) : (m[1] ?? m[2]!));
-  const path = pathText(fieldSteps);
-  const value = `"${typeName(s)}"`;
+  const path = pathText(fieldSteps) || '<nil>';
+  const value = shownValue(v);
   switch (rule.reason) {
     case 'FieldValueForbidden':
       return { path, steps: fieldSteps, message: `Forbidden: ${text}` };
     case 'FieldValueRequired':
       return { path, steps: fieldSteps, message: `Required value: ${text}` };
     case 'FieldValueDuplicate':
-      return { path, steps: fieldSteps, message: `Duplicate value: ${value}: ${text}` };
+      return { path, steps: fieldSteps, message: 'Duplicate value' };
     default:
-      return { path, steps: fieldSteps, message: `Invalid value: ${value}: ${text}` };
+      return {
+        path,
+        steps: fieldSteps,
+        message: value === undefined ? `Invalid value: ${text}` : `Invalid value: ${value}: ${text}`,
+      };
   }
 }
 
@@ -92,8 +100,9 @@ export function evaluateRules(
   obj: Record<string, unknown>,
   root: JSONSchemaProps,
   old: Record<string, unknown> | undefined,
-): FieldProblem[] {
+): { errors: FieldProblem[]; warnings: FieldProblem[] } {
   const out: FieldProblem[] = [];
+  const warnings: FieldProblem[] = [];
   const visit = (
     v: unknown,
     s: JSONSchemaProps,
@@ -104,8 +113,15 @@ export function evaluateRules(
   ) => {
     if (v === undefined) return;
     const rules = s['x-kubernetes-validations'] ?? [];
-    // Ratcheting: an unchanged value is not checked again.
-    if (rules.length > 0 && !(hasOld && deepEqual(v, o))) {
+    // Ratcheting: a rule that fails on an unchanged value is a warning, not an error.
+    const unchanged = hasOld && deepEqual(v, o);
+    const sink = unchanged
+      ? {
+          push: (p: FieldProblem) =>
+            warnings.push({ ...p, message: `${p.path}: ${p.message}`, warning: true }),
+        }
+      : out;
+    if (rules.length > 0) {
       const self = celValue(v, s);
       const oldSelf = hasOld ? celValue(o, s) : undefined;
       for (const rule of rules) {
@@ -113,7 +129,7 @@ export function evaluateRules(
         if (transition && !hasOld && !rule.optionalOldSelf) continue;
         const p = program(rule.rule, rule.optionalOldSelf === true);
         if (p instanceof Error) {
-          out.push({
+          sink.push({
             path: pathText(steps),
             steps,
             message: `rule does not compile: ${p.message.split('\n')[0]}`,
@@ -129,10 +145,10 @@ export function evaluateRules(
         } catch (error) {
           const why = error instanceof Error ? error.message.split('\n')[0] : String(error);
           if (/checked, not evaluated/.test(why ?? '')) continue;
-          out.push(errorFor(rule, s, steps, `${rule.rule}: ${why}`));
+          sink.push(errorFor(rule, v, steps, `${rule.rule}: ${why}`));
           continue;
         }
-        if (result !== true) out.push(errorFor(rule, s, steps, message(rule, vars)));
+        if (result !== true) sink.push(errorFor(rule, v, steps, message(rule, vars)));
       }
     }
     if (Array.isArray(v) && s.items) {
@@ -164,5 +180,5 @@ export function evaluateRules(
     }
   };
   visit(obj, root, [], old, old !== undefined, true);
-  return out;
+  return { errors: out, warnings };
 }

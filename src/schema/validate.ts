@@ -89,11 +89,19 @@ const FORMATS: Record<string, (s: string) => boolean> = {
     /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/.test(
       s,
     ),
+  // Go's durations, and go-openapi's days and weeks.
+  duration: (s) => /^(?:[-+]?(?:\d+(?:\.\d*)?|\.\d+)\s*(?:ns|us|µs|ms|s|m|h|d|w))+$/.test(s) || s === '0',
   mac: (s) => /^(?:[0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}$/.test(s),
 };
 
+/** The allowed values of an enum, as the API server lists them: each quoted. */
 const NOT_SUPPORTED_VALUES = (values: unknown[]): string =>
-  values.map((v) => (typeof v === 'string' ? JSON.stringify(v) : shown(v))).join(', ');
+  values.map((v) => (typeof v === 'string' ? JSON.stringify(v) : `"${String(v)}"`)).join(', ');
+
+const items = (n: number): string => `${n} item${n === 1 ? '' : 's'}`;
+
+/** The range of integer formats the API server checks (kube-openapi); int64 is all a JSON number holds. */
+const INT32 = { min: -(2 ** 31), max: 2 ** 31 - 1 };
 
 interface Walk {
   problems: FieldProblem[];
@@ -106,6 +114,23 @@ function correlatedItem(s: JSONSchemaProps, item: unknown, oldList: unknown): un
   if (s['x-kubernetes-list-type'] !== 'map' || !Array.isArray(oldList) || !isObject(item)) return undefined;
   const keys = s['x-kubernetes-list-map-keys'] ?? [];
   return oldList.find((o) => isObject(o) && keys.every((k) => deepEqual(o[k], item[k])));
+}
+
+/** kube-openapi's error for an integer outside its format: it names no field. */
+const integerFormat = (path: string, steps: PathStep[], format: string): FieldProblem => ({
+  path: '<nil>',
+  steps,
+  message: `Invalid value: "": Checked value must be of type integer ${format === 'default format' ? '(default format)' : format} in ${path}`,
+});
+
+/** A field the schema does not know: the API server prunes it, with a warning. */
+function unknownField(out: Walk, at: PathStep[]): void {
+  out.warnings.push({
+    path: pathText(at),
+    steps: at,
+    message: `unknown field "${pathText(at)}"`,
+    warning: true,
+  });
 }
 
 function walk(
@@ -136,11 +161,21 @@ function walk(
     return;
   } else if (s.type !== undefined && actual !== s.type && !(s.type === 'number' && actual === 'integer')) {
     push(`Invalid value: "${actual}": ${path} in body must be of type ${s.type}: "${actual}"`);
+    if (s.type === 'integer' && actual === 'number')
+      out.problems.push(integerFormat(path, steps, 'default format'));
+    // Pruning went first: an object where the schema declares no fields loses every field, with a warning.
+    if (isObject(value) && !s['x-kubernetes-preserve-unknown-fields'])
+      for (const key of Object.keys(value)) unknownField(out, [...steps, key]);
     return;
   }
   if (value === null) return;
   if (s.enum && !s.enum.some((e) => deepEqual(e, value)))
     push(`Unsupported value: ${shown(value)}: supported values: ${NOT_SUPPORTED_VALUES(s.enum)}`);
+  if (typeof value === 'number' && s.type === 'integer') {
+    // kube-openapi checks the format of integers, with an error that names no field.
+    if (s.format === 'int32' && (value < INT32.min || value > INT32.max))
+      out.problems.push(integerFormat(path, steps, 'with format int32'));
+  }
   if (typeof value === 'number') {
     if (s.maximum !== undefined) {
       if (s.exclusiveMaximum ? value >= s.maximum : value > s.maximum)
@@ -169,9 +204,9 @@ function walk(
   }
   if (Array.isArray(value)) {
     if (s.maxItems !== undefined && value.length > s.maxItems)
-      push(`Too many: ${value.length}: must have at most ${s.maxItems} items`);
+      push(`Too many: ${value.length}: must have at most ${items(s.maxItems)}`);
     if (s.minItems !== undefined && value.length < s.minItems)
-      invalid(`should have at least ${s.minItems} items`);
+      push(`Invalid value: ${value.length}: ${path} in body should have at least ${s.minItems} items`);
     if (s.items) {
       value.forEach((item, i) => {
         const oldItem = correlatedItem(s, item, old);
@@ -184,9 +219,9 @@ function walk(
   if (!isObject(value)) return;
   const keys = Object.keys(value);
   if (s.maxProperties !== undefined && keys.length > s.maxProperties)
-    push(`Too many: ${keys.length}: must have at most ${s.maxProperties} items`);
+    push(`Too many: ${keys.length}: must have at most ${items(s.maxProperties)}`);
   if (s.minProperties !== undefined && keys.length < s.minProperties)
-    invalid(`should have at least ${s.minProperties} properties`);
+    push(`Invalid value: ${keys.length}: ${path} in body should have at least ${s.minProperties} properties`);
   for (const r of s.required ?? [])
     if (!(r in value)) {
       const at = [...steps, r];
@@ -201,21 +236,14 @@ function walk(
     const oldChild = isObject(old) ? old[key] : undefined;
     const childHasOld = hasOld && isObject(old) && key in old;
     if (child) walk(value[key], child, [...steps, key], oldChild, childHasOld, out, false);
-    else if (!s['x-kubernetes-preserve-unknown-fields'] && s.additionalProperties !== true) {
-      const at = [...steps, key];
-      out.warnings.push({
-        path: pathText(at),
-        steps: at,
-        message: `unknown field "${pathText(at)}"`,
-        warning: true,
-      });
-    }
+    else if (!s['x-kubernetes-preserve-unknown-fields'] && s.additionalProperties !== true)
+      unknownField(out, [...steps, key]);
   }
   if (embedded) {
     for (const key of ['apiVersion', 'kind'])
       if (!(key in value) || value[key] === '') {
         const at = [...steps, key];
-        out.problems.push({ path: pathText(at), steps: at, message: 'Required value: must not be empty' });
+        out.problems.push({ path: pathText(at), steps: at, message: 'Required value' });
       }
   }
 }
@@ -248,15 +276,27 @@ function listTypeProblems(
         out.problems.push({
           path: pathText(at),
           steps: at,
-          message: `Duplicate value: map[string]interface {}{${Object.entries(key)
-            .map(([k, v]) => `${JSON.stringify(k)}:${typeof v === 'string' ? JSON.stringify(v) : String(v)}`)
-            .join(', ')}}`,
+          message: `Duplicate value: ${JSON.stringify(key)}`,
         });
       }
     });
   }
   void path;
   void push;
+}
+
+const NOT_CHECKED =
+  'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation';
+
+/** Whether a schema has CEL rules anywhere. */
+function hasRules(s: JSONSchemaProps | undefined): boolean {
+  if (!s) return false;
+  if ((s['x-kubernetes-validations'] ?? []).length > 0) return true;
+  return (
+    Object.values(s.properties ?? {}).some(hasRules) ||
+    hasRules(s.items) ||
+    (typeof s.additionalProperties === 'object' && hasRules(s.additionalProperties))
+  );
 }
 
 export interface Verdict {
@@ -293,6 +333,19 @@ export function validateObject(
       message: 'Required value: name or generateName is required',
     });
   walk(obj, version.schema, [], prev, prev !== undefined, out, true);
-  if (out.problems.length === 0) out.problems.push(...evaluateRules(obj, version.schema, prev));
+  // A value of the wrong type or outside its enum stops the rules (the API server's hasBlockingErr);
+  // other schema errors do not.
+  const blocked = out.problems.some((p) =>
+    / in body must be of type |^Unsupported value: |^Required value/.test(p.message),
+  );
+  if (hasRules(version.schema)) {
+    if (blocked)
+      out.problems.push({ path: '<nil>', steps: [], message: `Invalid value: null: ${NOT_CHECKED}` });
+    else {
+      const cel = evaluateRules(obj, version.schema, prev);
+      out.problems.push(...cel.errors);
+      out.warnings.push(...cel.warnings);
+    }
+  }
   return { object: obj, errors: out.problems, warnings: out.warnings };
 }
