@@ -1,7 +1,9 @@
 /** `kubesmith validate`: objects checked offline against CRDs, as kube-apiserver checks a create or update. */
+import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { ExitCode, KubesmithError } from '../errors.js';
+import { relativeWithin } from '../within.js';
 import type { CrdIndex, Document } from '../schema/validate-input.js';
 import type { CommandContext } from './main.js';
 
@@ -46,7 +48,15 @@ Examples:
       if (crdPaths.length === 0) {
         const { requireProjectRoot } = await import('../project/find.js');
         const root = requireProjectRoot(cwd);
-        crdPaths = [path.join(root, 'config', 'crd', 'bases')];
+        const bases = path.join(root, 'config', 'crd', 'bases');
+        // The project's files may come from a stranger's pull request: its CRD directory must not lead
+        // out of the project through a symbolic link.
+        const real = (p: string) => (fs.existsSync(p) ? fs.realpathSync(p) : p);
+        if (relativeWithin(real(root), real(bases)) === undefined)
+          throw new KubesmithError(`${show(bases)}: leads out of the project (a symbolic link)`, {
+            hint: 'make config/crd/bases a directory of the project, or give the CRDs with --crd',
+          });
+        crdPaths = [bases];
       }
       const index: CrdIndex = new Map();
       for (const crdPath of crdPaths)
@@ -118,15 +128,16 @@ Examples:
           })),
         });
       }
-      out.result({ command: 'validate', ok: invalid === 0, objects: results });
       if (invalid > 0)
         throw new KubesmithError(
           `${invalid} of ${documents.length} object${documents.length === 1 ? '' : 's'} invalid`,
           {
             hint: 'fix the fields above; each line is what the API server would say',
             exitCode: ExitCode.error,
+            details: { command: 'validate', objects: results },
           },
         );
+      out.result({ command: 'validate', ok: true, objects: results });
       out.info(`${documents.length} object${documents.length === 1 ? '' : 's'} valid`);
     });
 }

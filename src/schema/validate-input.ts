@@ -76,10 +76,17 @@ export function readDocuments(file: string, shownAs = file): Document[] {
       line,
       value,
       lineOf(steps) {
-        // The field's own line, else its nearest parent's (a required field that is absent).
+        // The line of the field's key (of the item, in a list), else its nearest parent's: a required
+        // field that is absent is said where its object starts.
         for (let n = steps.length; n > 0; n--) {
-          const node = doc.getIn(steps.slice(0, n), true) as { range?: [number, number] } | undefined;
-          if (node?.range) return counter.linePos(node.range[0]).line;
+          const parent = n === 1 ? doc.contents : doc.getIn(steps.slice(0, n - 1), true);
+          const step = steps[n - 1];
+          let node: unknown;
+          if (Y.isMap(parent))
+            node = parent.items.find((pair) => Y.isScalar(pair.key) && pair.key.value === step)?.key;
+          else if (Y.isSeq(parent) && typeof step === 'number') node = parent.items[step];
+          const range = (node as { range?: readonly number[] } | undefined)?.range;
+          if (range) return counter.linePos(range[0]!).line;
         }
         return line;
       },

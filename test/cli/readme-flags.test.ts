@@ -31,22 +31,28 @@ function tableFlags(text: string): string[] {
 }
 
 describe("README's flags", () => {
-  it.each(['init', 'create api', 'create webhook', 'manifests', 'envtest', 'build-installer', 'helm-chart'])(
-    'kubesmith %s: the section names every flag of --help, and its table no other',
-    async (command) => {
-      const dir = await tempDir();
-      try {
-        const result = await run(dir, ...command.split(' '), '--help');
-        expect(result.code).toBe(0);
-        const flags = helpFlags(result.stdout).filter((flag) => !GLOBAL.has(flag));
-        const text = section(command);
-        const missing = flags.filter((flag) => !new RegExp(`${flag}(?![a-z0-9-])`).test(text));
-        expect(missing, `flags of kubesmith ${command} --help that README.md does not name`).toEqual([]);
-        const unknown = tableFlags(text).filter((flag) => !flags.includes(flag) && !GLOBAL.has(flag));
-        expect(unknown, `flags in README.md's table for kubesmith ${command} that --help lacks`).toEqual([]);
-      } finally {
-        await removeTemp(dir);
-      }
-    },
-  );
+  it.each([
+    'init',
+    'create api',
+    'create webhook',
+    'manifests',
+    'validate',
+    'envtest',
+    'build-installer',
+    'helm-chart',
+  ])('kubesmith %s: the section names every flag of --help, and its table no other', async (command) => {
+    const dir = await tempDir();
+    try {
+      const result = await run(dir, ...command.split(' '), '--help');
+      expect(result.code).toBe(0);
+      const flags = helpFlags(result.stdout).filter((flag) => !GLOBAL.has(flag));
+      const text = section(command);
+      const missing = flags.filter((flag) => !new RegExp(`${flag}(?![a-z0-9-])`).test(text));
+      expect(missing, `flags of kubesmith ${command} --help that README.md does not name`).toEqual([]);
+      const unknown = tableFlags(text).filter((flag) => !flags.includes(flag) && !GLOBAL.has(flag));
+      expect(unknown, `flags in README.md's table for kubesmith ${command} that --help lacks`).toEqual([]);
+    } finally {
+      await removeTemp(dir);
+    }
+  });
 });
