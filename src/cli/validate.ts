@@ -44,6 +44,16 @@ Examples:
       const input = await import('../schema/validate-input.js');
       const { validateObject } = await import('../schema/validate.js');
       const show = (file: string) => path.relative(cwd, file) || file;
+      const documents = paths.flatMap((p) => {
+        const files = input.yamlFiles(path.resolve(cwd, p), p);
+        return files.flatMap((file) => input.readDocuments(file, show(file)));
+      });
+      if (documents.length === 0) {
+        // A project with no API yet has no samples: nothing to check, and no CRDs needed.
+        out.info('no objects to validate');
+        out.result({ command: 'validate', ok: true, objects: [] });
+        return;
+      }
       let crdPaths = flags.crd.map((p) => path.resolve(cwd, p));
       if (crdPaths.length === 0) {
         const { requireProjectRoot } = await import('../project/find.js');
@@ -60,7 +70,7 @@ Examples:
       }
       const index: CrdIndex = new Map();
       for (const crdPath of crdPaths)
-        for (const file of input.yamlFiles(crdPath))
+        for (const file of input.yamlFiles(crdPath, show(crdPath)))
           input.indexCrds(input.readDocuments(file, show(file)), index);
       if (index.size === 0)
         throw new KubesmithError(`no CRDs in ${crdPaths.map(show).join(', ')}`, {
@@ -76,10 +86,6 @@ Examples:
           });
         old = docs[0];
       }
-      const documents = paths.flatMap((p) => {
-        const files = input.yamlFiles(path.resolve(cwd, p));
-        return files.flatMap((file) => input.readDocuments(file, show(file)));
-      });
       let invalid = 0;
       const results: unknown[] = [];
       for (const doc of documents) {

@@ -27,12 +27,12 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The YAML files under `target` (itself when it is a file), in name order. */
-export function yamlFiles(target: string): string[] {
+export function yamlFiles(target: string, shownAs = target): string[] {
   let stat: fs.Stats;
   try {
     stat = fs.statSync(target);
   } catch {
-    throw new KubesmithError(`${target}: no such file or directory`, {
+    throw new KubesmithError(`${shownAs}: no such file or directory`, {
       hint: 'give a YAML file or a directory of them',
     });
   }
@@ -43,7 +43,9 @@ export function yamlFiles(target: string): string[] {
     .sort((a, b) => (a.name < b.name ? -1 : 1))) {
     const full = path.join(target, entry.name);
     if (entry.isDirectory()) out.push(...yamlFiles(full));
-    else if (entry.isFile() && /\.ya?ml$/.test(entry.name)) out.push(full);
+    // kustomize's own file sits among the samples; it is not an object of the API.
+    else if (entry.isFile() && /\.ya?ml$/.test(entry.name) && !/^kustomization\.ya?ml$/i.test(entry.name))
+      out.push(full);
   }
   return out;
 }
