@@ -236,8 +236,11 @@ function walk(
     const oldChild = isObject(old) ? old[key] : undefined;
     const childHasOld = hasOld && isObject(old) && key in old;
     if (child) walk(value[key], child, [...steps, key], oldChild, childHasOld, out, false);
-    else if (!s['x-kubernetes-preserve-unknown-fields'] && s.additionalProperties !== true)
+    else if (!s['x-kubernetes-preserve-unknown-fields'] && s.additionalProperties !== true) {
+      // Pruned, as the API server prunes it before it stores the object or runs the rules.
       unknownField(out, [...steps, key]);
+      delete value[key];
+    }
   }
   if (embedded) {
     for (const key of ['apiVersion', 'kind'])
