@@ -23,6 +23,7 @@ describe('the kubesmith command', () => {
     [['envtest']],
     [['build-installer']],
     [['helm-chart']],
+    [['validate']],
     [['edit']],
     [['version']],
   ])('%j --help has examples', async (args) => {
