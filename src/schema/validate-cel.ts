@@ -6,6 +6,7 @@
  * checked (ratcheting). The rules were type-checked by `manifests`; here they are parsed against `dyn` and
  * run on the object's JSON (integers as CEL ints).
  */
+import { Optional } from '@marcbachmann/cel-js';
 import { RuleTypes } from './cel-env.js';
 import { escapeName } from './cel-types.js';
 import type { JSONSchemaProps, ValidationRule } from './types.js';
@@ -137,7 +138,7 @@ export function evaluateRules(
           continue;
         }
         const vars: Record<string, unknown> = { self };
-        if (rule.optionalOldSelf) vars.oldSelf = hasOld ? { hasValue: true, value: oldSelf } : undefined;
+        if (rule.optionalOldSelf) vars.oldSelf = hasOld ? Optional.of(oldSelf) : Optional.none();
         else if (hasOld) vars.oldSelf = oldSelf;
         let result: unknown;
         try {
