@@ -15,6 +15,7 @@ import { registerBuildInstaller } from './build-installer.js';
 import { registerHelmChart } from './helm-chart.js';
 import { registerAlpha } from './alpha.js';
 import { registerImport } from './import.js';
+import { registerValidate } from './validate.js';
 
 /** Options every command accepts. */
 export interface GlobalOptions {
@@ -108,6 +109,7 @@ Examples:
   registerHelmChart(program, contextFor);
   registerAlpha(program, contextFor);
   registerImport(program, contextFor);
+  registerValidate(program, contextFor);
   program
     .command('version')
     .description('print the kubesmith version')

@@ -87,7 +87,9 @@ describe('kubesmith create api --image', () => {
       /\n {8}- name: DEMOAPPLICATION_IMAGE\n {10}value: "nginx:1\.27"\n {8}# \+kubesmith:scaffold:env\n/,
     );
     const manifest = JSON.parse(await read(dir, 'package.json')) as Manifest;
-    expect(manifest.scripts['test']).toBe('kubesmith envtest --with-controllers && vitest run');
+    expect(manifest.scripts['test']).toBe(
+      'kubesmith envtest --with-controllers && kubesmith validate config/samples && vitest run',
+    );
     expect(manifest.scripts['setup-envtest']).toBe('kubesmith envtest --with-controllers');
     expect(await read(dir, '.github/workflows/test.yml')).toMatch(
       /run: npx kubesmith envtest --with-controllers\n/,

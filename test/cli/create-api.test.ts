@@ -367,6 +367,8 @@ describe('kubesmith create api', () => {
   });
 
   it('leaves the project as it was when a write fails half way', async () => {
+    // init made config/samples a directory (with its kustomization.yaml): a file takes its place.
+    await rm(path.join(dir, 'config/samples'), { recursive: true });
     await writeFile(path.join(dir, 'config/samples'), 'a file where a directory must go\n');
     const before = await snapshot(dir);
     const result = await run(dir, ...guestbook);

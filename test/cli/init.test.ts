@@ -32,6 +32,8 @@ const LAYOUT = [
   'config/rbac/kustomization.yaml',
   'config/prometheus/monitor.yaml',
   'config/network-policy/allow-metrics-traffic.yaml',
+  // Where `create api` adds samples, which `npm test` validates (kubesmith validate config/samples).
+  'config/samples/kustomization.yaml',
   '.github/workflows/test.yml',
   '.github/workflows/lint.yml',
   // The one envtest of a test run: vitest's global setup, and what the integration tests import of it.
@@ -55,6 +57,7 @@ describe('kubesmith init', () => {
       scripts: Record<string, string>;
     };
     expect(pkg.name).toBe('guestbook');
+    expect(pkg.scripts['test']).toBe('kubesmith envtest && kubesmith validate config/samples && vitest run');
     for (const script of [
       'build',
       'test',

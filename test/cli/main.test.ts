@@ -24,6 +24,7 @@ describe('the kubesmith command', () => {
     [['build-installer']],
     [['import', 'crd']],
     [['helm-chart']],
+    [['validate']],
     [['edit']],
     [['alpha', 'generate']],
     [['version']],

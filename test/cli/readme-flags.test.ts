@@ -37,6 +37,7 @@ describe("README's flags", () => {
     'create webhook',
     'manifests',
     'import crd',
+    'validate',
     'envtest',
     'build-installer',
     'helm-chart',
