@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { ExitCode, KubesmithError } from '../errors.js';
+import { CRD_BASES_DIR } from '../project/layout.js';
 import { relativeWithin } from '../within.js';
 import type { CrdIndex, Document } from '../schema/validate-input.js';
 import type { CommandContext } from './main.js';
@@ -58,13 +59,13 @@ Examples:
       if (crdPaths.length === 0) {
         const { requireProjectRoot } = await import('../project/find.js');
         const root = requireProjectRoot(cwd);
-        const bases = path.join(root, 'config', 'crd', 'bases');
+        const bases = path.join(root, CRD_BASES_DIR);
         // The project's files may come from a stranger's pull request: its CRD directory must not lead
         // out of the project through a symbolic link.
         const real = (p: string) => (fs.existsSync(p) ? fs.realpathSync(p) : p);
         if (relativeWithin(real(root), real(bases)) === undefined)
           throw new KubesmithError(`${show(bases)}: leads out of the project (a symbolic link)`, {
-            hint: 'make config/crd/bases a directory of the project, or give the CRDs with --crd',
+            hint: `make ${CRD_BASES_DIR} a directory of the project, or give the CRDs with --crd`,
           });
         crdPaths = [bases];
       }
