@@ -39,20 +39,7 @@ export function makeServingCertificates(
   // An hour back: a clock a little behind ours still accepts the certificates.
   const notBefore = new Date(now.getTime() - 3_600_000);
   const notAfter = new Date(now.getTime() + validDays * 86_400_000);
-  const ca = ecKeyPair();
-  const caName = name(`${commonName}-ca`);
-  const caCert = certificate({
-    subject: caName,
-    issuer: caName,
-    publicKey: ca.publicKey,
-    signer: ca.privateKey,
-    notBefore,
-    notAfter,
-    extensions: [
-      extension(OID.basicConstraints, true, sequence(boolean(true))),
-      extension(OID.keyUsage, true, keyUsage(KEY_CERT_SIGN | DIGITAL_SIGNATURE)),
-    ],
-  });
+  const { ca, caName, caCert } = selfSignedCa(`${commonName}-ca`, notBefore, notAfter);
   const leaf = leafKey === 'rsa' ? generateKeyPairSync('rsa', { modulusLength: 2048 }) : ecKeyPair();
   const cert = certificate({
     subject: name(commonName),
@@ -80,20 +67,10 @@ export function makeServingCertificates(
   };
 }
 
-/**
- * A CA and a client certificate it signed for `user` in `groups` (the subject's common name and
- * organizations), as kube-apiserver's `--client-ca-file` authenticates a user: for tests of client
- * certificate authentication.
- */
-export function makeClientCertificates(
-  user: string,
-  groups: readonly string[] = [],
-  { validDays = 1, now = new Date() }: { validDays?: number; now?: Date } = {},
-): ServingCertificates {
-  const notBefore = new Date(now.getTime() - 3_600_000);
-  const notAfter = new Date(now.getTime() + validDays * 86_400_000);
+/** A CA's key pair, name and self-signed certificate, valid from `notBefore` to `notAfter`. */
+function selfSignedCa(commonName: string, notBefore: Date, notAfter: Date) {
   const ca = ecKeyPair();
-  const caName = name(`${user}-client-ca`);
+  const caName = name(commonName);
   const caCert = certificate({
     subject: caName,
     issuer: caName,
@@ -106,6 +83,22 @@ export function makeClientCertificates(
       extension(OID.keyUsage, true, keyUsage(KEY_CERT_SIGN | DIGITAL_SIGNATURE)),
     ],
   });
+  return { ca, caName, caCert };
+}
+
+/**
+ * A CA and a client certificate it signed for `user` in `groups` (the subject's common name and
+ * organizations), as kube-apiserver's `--client-ca-file` authenticates a user: for tests of client
+ * certificate authentication.
+ */
+export function makeClientCertificates(
+  user: string,
+  groups: readonly string[] = [],
+  { validDays = 1, now = new Date() }: { validDays?: number; now?: Date } = {},
+): ServingCertificates {
+  const notBefore = new Date(now.getTime() - 3_600_000);
+  const notAfter = new Date(now.getTime() + validDays * 86_400_000);
+  const { ca, caName, caCert } = selfSignedCa(`${user}-client-ca`, notBefore, notAfter);
   const leaf = ecKeyPair();
   const cert = certificate({
     subject: name(user, groups),
