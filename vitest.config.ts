@@ -1,11 +1,20 @@
 import os from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   resolve: {
     // src/typescript/compiler.cts only changes how Node loads @ts-morph/common (require, for speed); Vite
     // cannot transform its `import = require()`, so tests import @ts-morph/common directly.
-    alias: [{ find: /^.*\/compiler\.cjs$/, replacement: '@ts-morph/common' }],
+    alias: [
+      { find: /^.*\/compiler\.cjs$/, replacement: '@ts-morph/common' },
+      // The CLI's `#validation/*.js` (package.json "imports"): the runtime's validator, from its sources
+      // (as tsconfig.json's "kubesmith-source" condition reads them), not the copy `npm run build` makes.
+      {
+        find: /^#validation\/(.*)\.js$/,
+        replacement: fileURLToPath(new URL('./runtime/src/validation/$1.ts', import.meta.url)),
+      },
+    ],
   },
   test: {
     name: 'kubesmith',

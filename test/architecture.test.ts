@@ -37,6 +37,7 @@ const RUNTIME_FOUNDATIONS = new Set(['errors', 'kinds', 'types', 'logger', 'metr
 const RUNTIME_FLOORS: Record<string, number> = {
   '(foundations)': 0,
   internal: 1,
+  validation: 1, // objects checked against a CRD as the API server does (CEL, RE2): the CLI's too
   'webhook/internal': 2,
   webhook: 3,
   '.': 4,

@@ -43,7 +43,7 @@ Examples:
     .action(async (paths: string[], flags: ValidateFlags, command: Command) => {
       const { out, cwd } = contextFor(command);
       const input = await import('../schema/validate-input.js');
-      const { validateObject } = await import('../schema/validate.js');
+      const { validateObject } = await import('#validation/validate.js');
       const show = (file: string) => path.relative(cwd, file) || file;
       const documents = paths.flatMap((p) => {
         const files = input.yamlFiles(path.resolve(cwd, p), p);

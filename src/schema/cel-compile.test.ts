@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileRules } from './cel-compile.js';
-import { RuleTypes } from './cel-env.js';
-import { declType } from './cel-types.js';
+import { RuleTypes } from '#validation/cel-env.js';
+import { declType } from '#validation/cel-types.js';
 import type { JSONSchemaProps, ValidationRule } from './types.js';
 
 const str: JSONSchemaProps = { type: 'string' };

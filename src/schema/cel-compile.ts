@@ -7,8 +7,8 @@
  * when a CRD has rules: the CEL implementation is not part of a cold start without them.
  */
 import type { ASTNode } from '@marcbachmann/cel-js';
-import { RuleTypes, wordsOf } from './cel-env.js';
-import { declType, unboundedCardinality, type DeclType } from './cel-types.js';
+import { RuleTypes, wordsOf } from '#validation/cel-env.js';
+import { declType, unboundedCardinality, type DeclType } from '#validation/cel-types.js';
 import {
   estimateCost,
   STATIC_ESTIMATED_COST_LIMIT,

@@ -9,7 +9,7 @@
  * nothing, so the estimate never exceeds the server's: a rule found over budget here is over budget there.
  */
 import type { ASTNode } from '@marcbachmann/cel-js';
-import type { DeclType } from './cel-types.js';
+import type { DeclType } from '#validation/cel-types.js';
 
 /** The API server's budget of one rule's estimated cost (times the times it can run). */
 export const STATIC_ESTIMATED_COST_LIMIT = 10_000_000;

@@ -7,9 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { KubesmithError } from '../errors.js';
 import { yaml } from '../lazy-yaml.js';
-import type { JSONSchemaProps } from './types.js';
-import type { CrdVersion } from './validate.js';
-import type { PathStep } from './validate-values.js';
+import { crdVersions, notACrd, type CrdVersion } from '#validation/crd.js';
+import type { PathStep } from '#validation/values.js';
 
 /** A file larger than this is refused: no manifest is that large. */
 export const MAX_INPUT_BYTES = 16 * 1024 * 1024;
@@ -22,9 +21,6 @@ export interface Document {
   /** The line of a field of the document, or the document's where the YAML does not say. */
   lineOf(steps: readonly PathStep[]): number;
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The YAML files under `target` (itself when it is a file), in name order. */
 export function yamlFiles(target: string, shownAs = target): string[] {
@@ -105,32 +101,17 @@ export const crdKey = (apiVersion: string, kind: string): string => `${apiVersio
 /** Adds the CRDs of `docs` to the index; a document that is not a CRD is a positioned error. */
 export function indexCrds(docs: readonly Document[], index: CrdIndex = new Map()): CrdIndex {
   for (const doc of docs) {
-    const v = doc.value;
     const where = `${doc.file}:${doc.line}`;
-    if (!isObject(v) || v.kind !== 'CustomResourceDefinition' || v.apiVersion !== 'apiextensions.k8s.io/v1')
-      throw new KubesmithError(`${where}: not a CustomResourceDefinition (apiextensions.k8s.io/v1)`, {
-        hint: 'give --crd the CRD files (config/crd/bases), not objects',
+    const why = notACrd(doc.value);
+    if (why !== undefined)
+      throw new KubesmithError(`${where}: ${why}`, {
+        hint: why.startsWith('not a ')
+          ? 'give --crd the CRD files (config/crd/bases), not objects'
+          : 'regenerate it with kubesmith manifests',
       });
-    const spec = isObject(v.spec) ? v.spec : {};
-    const names = isObject(spec.names) ? spec.names : {};
-    const versions = Array.isArray(spec.versions) ? spec.versions : [];
-    if (typeof spec.group !== 'string' || typeof names.kind !== 'string' || versions.length === 0)
-      throw new KubesmithError(`${where}: the CRD lacks spec.group, spec.names.kind or spec.versions`, {
-        hint: 'regenerate it with kubesmith manifests',
-      });
-    const crdName = isObject(v.metadata) ? String(v.metadata.name) : `${names.kind}`;
-    for (const version of versions) {
-      if (!isObject(version) || typeof version.name !== 'string') continue;
-      const schema = isObject(version.schema) ? version.schema.openAPIV3Schema : undefined;
-      const subresources = isObject(version.subresources) ? version.subresources : undefined;
-      index.set(crdKey(`${spec.group}/${version.name}`, names.kind), {
-        crd: crdName,
-        schema: (isObject(schema)
-          ? schema
-          : { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }) as JSONSchemaProps,
-        statusSubresource: subresources !== undefined && 'status' in subresources,
-      });
-    }
+    const crd = crdVersions(doc.value);
+    for (const [name, version] of crd.versions)
+      index.set(crdKey(`${crd.group}/${name}`, crd.kind), { crd: crd.name, ...version });
   }
   return index;
 }

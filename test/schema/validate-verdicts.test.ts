@@ -4,8 +4,8 @@
  * field errors, and its warnings) into verdicts.json; kubesmith's validator must say the same, word for word.
  */
 import { describe, expect, it } from 'vitest';
-import type { JSONSchemaProps } from '../../src/schema/types.js';
-import { validateObject } from '../../src/schema/validate.js';
+import type { JSONSchemaProps } from '#validation/schema.js';
+import { validateObject } from '#validation/validate.js';
 import verdicts from '../fixtures/validate/verdicts.json' with { type: 'json' };
 
 interface Recorded {

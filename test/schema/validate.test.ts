@@ -1,7 +1,7 @@
 /** The validator's engine: what the recorded verdicts do not show (the object as stored, speed). */
 import { describe, expect, it } from 'vitest';
-import type { JSONSchemaProps } from '../../src/schema/types.js';
-import { validateObject } from '../../src/schema/validate.js';
+import type { JSONSchemaProps } from '#validation/schema.js';
+import { validateObject } from '#validation/validate.js';
 
 const schema: JSONSchemaProps = {
   type: 'object',

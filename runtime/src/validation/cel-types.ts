@@ -7,7 +7,7 @@
  * the server's size estimates (the most elements a value can have, the least bytes it takes in a request),
  * which its cost estimates rest on.
  */
-import type { JSONSchemaProps } from './types.js';
+import type { JSONSchemaProps } from './schema.js';
 
 /** The largest request the API server takes (3 MiB): sizes of unbounded values are estimated from it. */
 export const MAX_REQUEST_BYTES = 3 * 1024 * 1024;

@@ -2,24 +2,18 @@
  * Checks an object against a CRD version's structural schema as kube-apiserver 1.36 does on a create (or an
  * update): defaults where a field is absent, nulls pruned where the field is not nullable, then the schema
  * (k8s.io/apiextensions-apiserver/pkg/apiserver/validation over kube-openapi's validator), in the API
- * server's own words; then the CEL rules (validate-cel.ts) only when the schema found no error. Unknown
+ * server's own words; then the CEL rules (rules.ts) only when the schema found no error. Unknown
  * fields are warnings, as the API server's are. With an old object, an unchanged invalid value passes
  * (ratcheting), and transition rules see `oldSelf`.
  */
 import { re2Matches } from './re2.js';
-import { evaluateRules } from './validate-cel.js';
-import type { JSONSchemaProps } from './types.js';
-import { clone } from './types.js';
-import { deepEqual, isObject, pathText, type FieldProblem, type PathStep } from './validate-values.js';
+import type { CrdVersion } from './crd.js';
+import { evaluateRules } from './rules.js';
+import type { JSONSchemaProps } from './schema.js';
+import { clone, deepEqual, isObject, pathText, type FieldProblem, type PathStep } from './values.js';
 
-export type { FieldProblem, PathStep } from './validate-values.js';
-
-/** The part of a CRD version validation needs. */
-export interface CrdVersion {
-  schema: JSONSchemaProps;
-  /** The version has the status subresource: `status` is not the main resource's. */
-  statusSubresource: boolean;
-}
+export type { CrdVersion } from './crd.js';
+export type { FieldProblem, PathStep } from './values.js';
 
 const childSchema = (s: JSONSchemaProps, key: string): JSONSchemaProps | undefined =>
   s.properties?.[key] ?? (typeof s.additionalProperties === 'object' ? s.additionalProperties : undefined);

@@ -8,13 +8,9 @@
  * refuse to evaluate. One base environment is built per process; RuleTypes registers a run's object types
  * on a clone of it, and gives each shape of `self` an environment of its own.
  */
-import { createRequire } from 'node:module';
 import { Environment } from '@marcbachmann/cel-js';
-import type * as Re2js from 're2js';
 import type { DeclType } from './cel-types.js';
-
-let re2: typeof Re2js | undefined;
-const re2js = () => (re2 ??= createRequire(import.meta.url)('re2js') as typeof Re2js);
+import { re2js } from './re2.js';
 
 /** A value of a Kubernetes library type that this process declares but does not compute. */
 class Declared {}

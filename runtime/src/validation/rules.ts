@@ -9,8 +9,8 @@
 import { Optional } from '@marcbachmann/cel-js';
 import { RuleTypes } from './cel-env.js';
 import { escapeName } from './cel-types.js';
-import type { JSONSchemaProps, ValidationRule } from './types.js';
-import { deepEqual, isObject, pathText, type FieldProblem, type PathStep } from './validate-values.js';
+import type { JSONSchemaProps, ValidationRule } from './schema.js';
+import { deepEqual, isObject, pathText, setOwn, type FieldProblem, type PathStep } from './values.js';
 
 let types: RuleTypes | undefined;
 const programs = new Map<string, ((vars: Record<string, unknown>) => unknown) | Error>();
@@ -42,7 +42,7 @@ function celValue(v: unknown, s: JSONSchemaProps | undefined): unknown {
         s?.properties?.[key] ??
         (typeof s?.additionalProperties === 'object' ? s.additionalProperties : undefined);
       const name = s?.properties?.[key] ? (escapeName(key) ?? key) : key;
-      out[name] = celValue(value, child);
+      setOwn(out, name, celValue(value, child));
     }
     return out;
   }

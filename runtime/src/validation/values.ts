@@ -1,4 +1,4 @@
-/** What the validator and its CEL part share: field paths, problems, JSON value equality. */
+/** What the validator and its CEL rules share: field paths, problems, JSON value equality and copies. */
 
 /** A step of a field path: a property name, or a list index. */
 export type PathStep = string | number;
@@ -36,4 +36,20 @@ export function deepEqual(a: unknown, b: unknown): boolean {
     return keys.length === Object.keys(b).length && keys.every((k) => k in b && deepEqual(a[k], b[k]));
   }
   return false;
+}
+
+/** A deep copy of a JSON value (objects and arrays copied, scalars shared): defaulting works on copies. */
+export function clone<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(clone) as T;
+  if (!isObject(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) setOwn(out, key, clone(value[key]));
+  return out as T;
+}
+
+/** `target[key] = value`, as an own property even for `__proto__` (a key an object may well have). */
+export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__')
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
 }
