@@ -146,7 +146,9 @@ describe('validate()', () => {
 
   it('returns the object as stored (defaults, pruning) and leaves the given one as it was', async () => {
     const given = { metadata: { name: 'a' }, spec: { host: 'h', colour: 'red' } };
-    const verdict = await validate(GateKind, given, { crds: await loadCrds(crdDir()) });
+    // The CRDs by file URL, as a test finds them beside itself (`new URL('../../config/crd/bases/', import.meta.url)`).
+    const crds = await loadCrds(pathToFileURL(`${crdDir()}/`));
+    const verdict = await validate(GateKind, given, { crds });
     expect(verdict).toMatchObject({ valid: true, errors: [], warnings: ['unknown field "spec.colour"'] });
     expect(verdict.object.spec).toEqual({ host: 'h', replicas: 1 });
     expect(verdict.object.apiVersion).toBe('lab.example.com/v1');

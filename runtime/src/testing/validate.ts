@@ -10,6 +10,7 @@
  * dev dependency, and an operator's image does without.
  */
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { ResourceKind } from '../kinds.js';
 import type { CrdVersion } from '../validation/crd.js';
 import type * as Validator from '../validation/validate.js';
@@ -38,16 +39,18 @@ export class Crds {
 }
 
 /**
- * The CRDs of `sources`: each a YAML (or JSON) file, a directory of them (not recursive, as envtest reads
- * its CRD paths), or a CRD object. Anything else in them is an error.
+ * The CRDs of `sources`: each a YAML (or JSON) file or a directory of them (not recursive, as envtest reads
+ * its CRD paths), as a path or a file URL (`new URL('../../config/crd/bases/', import.meta.url)`), or a
+ * CRD object. Anything else in them is an error.
  */
-export async function loadCrds(...sources: (string | object)[]): Promise<Crds> {
+export async function loadCrds(...sources: (string | URL | object)[]): Promise<Crds> {
   const [{ readDocuments }, { crdVersions, notACrd }] = await Promise.all([
     import('../envtest/internal/manifests.js'),
     import('../validation/crd.js'),
   ]);
   const versions = new Map<string, CrdVersion & { qualifiedKind: string }>();
-  for (const source of sources) {
+  for (const given of sources) {
+    const source = given instanceof URL ? fileURLToPath(given) : given;
     const documents = typeof source === 'string' ? readDocuments([source], true, 'CRD') : [source];
     for (const document of documents) {
       const why = notACrd(document);

@@ -15,7 +15,7 @@ limitations under the License.
 */
 
 import { findCondition } from '@kubesmith/runtime';
-import { FakeClient, reconcileContext } from '@kubesmith/runtime/testing';
+import { FakeClient, loadCrds, reconcileContext, validate } from '@kubesmith/runtime/testing';
 import { describe, expect, it } from 'vitest';
 import { GuestbookKind, type Guestbook } from '../../src/api/webapp/v1/guestbook.types.js';
 import { AVAILABLE, GuestbookReconciler } from '../../src/controllers/guestbook.controller.js';
@@ -32,6 +32,12 @@ function sample(): Guestbook {
 }
 
 describe('GuestbookReconciler', () => {
+  it('starts from a Guestbook the API server would take', async () => {
+    // The CRD `kubesmith manifests` made: its schema and CEL rules, checked as the API server checks them.
+    const crds = await loadCrds(new URL('../../config/crd/bases/', import.meta.url));
+    expect((await validate(GuestbookKind, sample(), { crds })).errors).toEqual([]);
+  });
+
   it('reports the Guestbook Available at its generation', async () => {
     const client = new FakeClient({ objects: [sample()] });
     await new GuestbookReconciler(client).reconcile(request, reconcileContext());
