@@ -31,6 +31,17 @@ function program(expression: string, optionalOldSelf: boolean) {
   return p;
 }
 
+/** A property name as rules spell it, once per name: every object has the same few. */
+const celNames = new Map<string, string>();
+function celName(key: string): string {
+  let name = celNames.get(key);
+  if (name === undefined) {
+    name = escapeName(key) ?? key;
+    if (celNames.size < 10_000) celNames.set(key, name);
+  }
+  return name;
+}
+
 /** The value as CEL sees it: integers as ints (bigint) where the schema says integer, names escaped. */
 function celValue(v: unknown, s: JSONSchemaProps | undefined): unknown {
   if (typeof v === 'number' && Number.isInteger(v) && s?.type !== 'number') return BigInt(v);
@@ -41,7 +52,7 @@ function celValue(v: unknown, s: JSONSchemaProps | undefined): unknown {
       const child =
         s?.properties?.[key] ??
         (typeof s?.additionalProperties === 'object' ? s.additionalProperties : undefined);
-      const name = s?.properties?.[key] ? (escapeName(key) ?? key) : key;
+      const name = s?.properties?.[key] ? celName(key) : key;
       setOwn(out, name, celValue(value, child));
     }
     return out;
@@ -49,7 +60,25 @@ function celValue(v: unknown, s: JSONSchemaProps | undefined): unknown {
   return v;
 }
 
-const usesOldSelf = (rule: ValidationRule): boolean => /\boldSelf\b/.test(rule.rule);
+interface CompiledRule {
+  /** The rule names oldSelf: a transition rule, which runs only on an update (unless optionalOldSelf). */
+  transition: boolean;
+  program: ((vars: Record<string, unknown>) => unknown) | Error;
+}
+
+/** Each rule of a schema, looked up once per rule object rather than by its text on every object. */
+const compiledRules = new WeakMap<ValidationRule, CompiledRule>();
+function compiled(rule: ValidationRule): CompiledRule {
+  let c = compiledRules.get(rule);
+  if (c === undefined) {
+    c = {
+      transition: /\boldSelf\b/.test(rule.rule),
+      program: program(rule.rule, rule.optionalOldSelf === true),
+    };
+    compiledRules.set(rule, c);
+  }
+  return c;
+}
 
 /** A failing rule's value as the API server shows it: a scalar as itself; an object or a list not at all. */
 function shownValue(v: unknown): string | undefined {
@@ -126,9 +155,8 @@ export function evaluateRules(
       const self = celValue(v, s);
       const oldSelf = hasOld ? celValue(o, s) : undefined;
       for (const rule of rules) {
-        const transition = usesOldSelf(rule);
+        const { transition, program: p } = compiled(rule);
         if (transition && !hasOld && !rule.optionalOldSelf) continue;
-        const p = program(rule.rule, rule.optionalOldSelf === true);
         if (p instanceof Error) {
           sink.push({
             path: pathText(steps),

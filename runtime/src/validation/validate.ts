@@ -136,27 +136,29 @@ function walk(
   out: Walk,
   isRoot: boolean,
 ): void {
-  const path = pathText(steps);
+  // The path is text only for a message: most nodes have none.
+  let pathMemo: string | undefined;
+  const path = () => (pathMemo ??= pathText(steps));
   const push = (message: string) => {
     // Ratcheting: a value that did not change passes, even where it is invalid.
     if (hasOld && deepEqual(value, old)) return;
-    out.problems.push({ path, steps, message });
+    out.problems.push({ path: path(), steps, message });
   };
-  const invalid = (detail: string) => push(`Invalid value: ${shown(value)}: ${path} in body ${detail}`);
+  const invalid = (detail: string) => push(`Invalid value: ${shown(value)}: ${path()} in body ${detail}`);
   const actual = typeOf(value);
   if (s['x-kubernetes-int-or-string']) {
     if (actual !== 'integer' && actual !== 'string' && !(value === null && s.nullable)) {
-      push(`Invalid value: "${actual}": ${path} in body must be of type integer,string: "${actual}"`);
+      push(`Invalid value: "${actual}": ${path()} in body must be of type integer,string: "${actual}"`);
       return;
     }
   } else if (value === null) {
     if (!s.nullable && s.type !== undefined)
-      push(`Invalid value: "null": ${path} in body must be of type ${s.type}: "null"`);
+      push(`Invalid value: "null": ${path()} in body must be of type ${s.type}: "null"`);
     return;
   } else if (s.type !== undefined && actual !== s.type && !(s.type === 'number' && actual === 'integer')) {
-    push(`Invalid value: "${actual}": ${path} in body must be of type ${s.type}: "${actual}"`);
+    push(`Invalid value: "${actual}": ${path()} in body must be of type ${s.type}: "${actual}"`);
     if (s.type === 'integer' && actual === 'number')
-      out.problems.push(integerFormat(path, steps, 'default format'));
+      out.problems.push(integerFormat(path(), steps, 'default format'));
     // Pruning went first: an object where the schema declares no fields loses every field, with a warning.
     if (isObject(value) && !s['x-kubernetes-preserve-unknown-fields'])
       for (const key of Object.keys(value)) unknownField(out, [...steps, key]);
@@ -168,7 +170,7 @@ function walk(
   if (typeof value === 'number' && s.type === 'integer') {
     // kube-openapi checks the format of integers, with an error that names no field.
     if (s.format === 'int32' && (value < INT32.min || value > INT32.max))
-      out.problems.push(integerFormat(path, steps, 'with format int32'));
+      out.problems.push(integerFormat(path(), steps, 'with format int32'));
   }
   if (typeof value === 'number') {
     if (s.maximum !== undefined) {
@@ -200,14 +202,14 @@ function walk(
     if (s.maxItems !== undefined && value.length > s.maxItems)
       push(`Too many: ${value.length}: must have at most ${items(s.maxItems)}`);
     if (s.minItems !== undefined && value.length < s.minItems)
-      push(`Invalid value: ${value.length}: ${path} in body should have at least ${s.minItems} items`);
+      push(`Invalid value: ${value.length}: ${path()} in body should have at least ${s.minItems} items`);
     if (s.items) {
       value.forEach((item, i) => {
         const oldItem = correlatedItem(s, item, old);
         walk(item, s.items!, [...steps, i], oldItem, oldItem !== undefined, out, false);
       });
     }
-    listTypeProblems(value, s, steps, path, push, out);
+    listTypeProblems(value, s, steps, out);
     return;
   }
   if (!isObject(value)) return;
@@ -215,7 +217,9 @@ function walk(
   if (s.maxProperties !== undefined && keys.length > s.maxProperties)
     push(`Too many: ${keys.length}: must have at most ${items(s.maxProperties)}`);
   if (s.minProperties !== undefined && keys.length < s.minProperties)
-    push(`Invalid value: ${keys.length}: ${path} in body should have at least ${s.minProperties} properties`);
+    push(
+      `Invalid value: ${keys.length}: ${path()} in body should have at least ${s.minProperties} properties`,
+    );
   for (const r of s.required ?? [])
     if (!(r in value)) {
       const at = [...steps, r];
@@ -246,14 +250,7 @@ function walk(
 }
 
 /** Map and set lists: no duplicate keys (map) or items (set). */
-function listTypeProblems(
-  value: unknown[],
-  s: JSONSchemaProps,
-  steps: PathStep[],
-  path: string,
-  push: (m: string) => void,
-  out: Walk,
-): void {
+function listTypeProblems(value: unknown[], s: JSONSchemaProps, steps: PathStep[], out: Walk): void {
   const type = s['x-kubernetes-list-type'];
   if (type === 'set') {
     value.forEach((item, i) => {
@@ -278,8 +275,6 @@ function listTypeProblems(
       }
     });
   }
-  void path;
-  void push;
 }
 
 const NOT_CHECKED =
