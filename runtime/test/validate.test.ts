@@ -166,7 +166,7 @@ describe('validate()', () => {
     );
   });
 
-  it('refuses a kind its CRDs do not serve, an object of another kind, and a file that is no CRD', async () => {
+  it('refuses a kind its CRDs do not serve, an object of another kind, an old object of another name, and a file that is no CRD', async () => {
     const crds = await loadCrds(crdDir());
     const Other = groupVersion('lab.example.com', 'v2').kind('Gate', { plural: 'gates' });
     await expect(validate(Other, { metadata: { name: 'a' } }, { crds })).rejects.toThrow(
@@ -175,6 +175,9 @@ describe('validate()', () => {
     await expect(
       validate(GateKind, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'a' } }, { crds }),
     ).rejects.toThrow('validate: the object is apiVersion v1, not lab.example.com/v1');
+    await expect(
+      validate(GateKind, { metadata: { name: 'a' } }, { crds, old: { metadata: { name: 'b' } } }),
+    ).rejects.toThrow('validate: the old object is "b", not "a": give the stored version of the same object');
     const notCrd = path.join(dir, 'pod.yaml');
     writeFileSync(notCrd, 'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n');
     await expect(loadCrds(notCrd)).rejects.toThrow(

@@ -162,6 +162,12 @@ export async function validate<T>(
 ): Promise<Validation<T>> {
   const obj = asKind(kind, object, 'object');
   const old = options.old === undefined ? undefined : asKind(kind, options.old, 'old object');
+  const nameOf = (o: Record<string, unknown>) => (isObject(o.metadata) ? o.metadata.name : undefined);
+  // An update names its object in the URL: the stored object is that one.
+  if (old !== undefined && nameOf(old) !== nameOf(obj))
+    throw new Error(
+      `validate: the old object is ${JSON.stringify(nameOf(old))}, not ${JSON.stringify(nameOf(obj))}: give the stored version of the same object`,
+    );
   let crds = options.crds;
   if (crds === undefined) {
     const dir = path.resolve(CRD_BASES_DIR);
@@ -178,7 +184,7 @@ export async function validate<T>(
   const verdict = validateObject(obj, version, old);
   const causes = verdict.errors.map(causeOf);
   const errors = causes.map((c) => `${c.field}: ${c.message}`);
-  const name = isObject(obj.metadata) ? String(obj.metadata.name ?? '') : '';
+  const name = String(nameOf(obj) ?? '');
   return {
     valid: errors.length === 0,
     errors,
