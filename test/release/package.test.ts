@@ -249,6 +249,26 @@ describe('the kubesmith tarball', () => {
     expect(pkg(CLI).files.filter((f) => f.endsWith('.map'))).toEqual([]);
   });
 
+  it("carries the runtime's validator (dist/validation/), the same compiled files as the runtime's", async () => {
+    // `kubesmith validate` and manifests' rule compiler import it as #validation/*.js (package.json "imports").
+    const cli = pkg(CLI);
+    const runtime = pkg(RUNTIME);
+    const engine = (files: string[], prefix: string) =>
+      files
+        .filter((f) => f.startsWith(prefix) && /\.(?:js|d\.ts)$/.test(f))
+        .map((f) => f.slice(prefix.length));
+    const copied = engine(cli.files, 'dist/validation/');
+    expect(copied).toContain('validate.js');
+    expect(copied).toEqual(engine(runtime.files, 'dist/validation/'));
+    for (const file of copied) {
+      const [ours, theirs] = await Promise.all([
+        readFile(path.join(cli.dir, 'dist/validation', file), 'utf8'),
+        readFile(path.join(runtime.dir, 'dist/validation', file), 'utf8'),
+      ]);
+      expect(ours, `dist/validation/${file} differs from the runtime's: run npm run build`).toBe(theirs);
+    }
+  });
+
   it('vendors exactly the runtime tarball that is published beside it', async () => {
     const cli = pkg(CLI);
     const runtime = pkg(RUNTIME);
