@@ -30,8 +30,9 @@ const SRC_FLOORS: Record<string, number> = {
 
 /**
  * runtime/src/: the modules every other one uses (errors, kinds, types, logger, metrics, clock, tracing) at the
- * bottom, then internal/, the webhook server (its internal/ below it), the other modules (client, cache,
- * controller, manager...), and envtest (its internal/ below it) and the test helpers on top.
+ * bottom, then internal/ and validation/ (the API server's checks of an object, which the CLI runs too), the
+ * webhook server (its internal/ below it), the other modules (client, cache, controller, manager...), and
+ * envtest (its internal/ below it) and the test helpers on top.
  */
 const RUNTIME_FOUNDATIONS = new Set(['errors', 'kinds', 'types', 'logger', 'metrics', 'clock', 'tracing']);
 const RUNTIME_FLOORS: Record<string, number> = {
