@@ -6,7 +6,7 @@
  */
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-/** The directory of the runtime's modules (src/ in tests, dist/ when installed). */
+/** The directory of the runtime's modules: src/ in tests, dist/ when installed (this code is in dist/chunks/). */
 const runtimeDir = fileURLToPath(new URL('..', import.meta.url));
 const runtimeUrl = pathToFileURL(runtimeDir).href;
 
