@@ -359,7 +359,8 @@ const startTable = onlyOptions
       '| start | wall | CPU (user + system) | RSS there (after a GC) |',
       '| --- | ---: | ---: | ---: |',
       ...startRows.map(
-        (r) => `| ${r.start} | ${seconds(r.ms)} | ${seconds(r.cpuMs)} | ${Math.round(r.rssMiB)} MiB |`,
+        (r) =>
+          `| ${r.start} | ${Math.round(r.ms)} ms | ${Math.round(r.cpuMs)} ms | ${r.rssMiB.toFixed(1)} MiB |`,
       ),
     ];
 const onlyStartLines = () => [
