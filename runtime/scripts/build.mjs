@@ -7,21 +7,22 @@
  *
  * Why a bundle: Node's ES module loader resolves, reads and compiles each file on its own, in turn; with
  * the ~45 files of tsc's output that was most of what `import('@kubesmith/runtime')` cost a process (a
- * CPU profile shows the loader's resolve and file reads, not the runtime's code). One file per entry
- * takes that down to three (the entry, the shared chunk, rolldown's helpers). Packages (client-node, prom-client, yaml, OpenTelemetry) and Node's own
- * modules stay imports: they are the user's to install and to share.
+ * CPU profile shows the loader's resolve and file reads, not the runtime's code). The bundle takes that
+ * down to three files (the entry, the shared chunk, rolldown's helpers). Packages (client-node,
+ * prom-client, yaml, OpenTelemetry) and Node's own modules stay imports: they are the user's to install
+ * and to share.
  *
  * dist/ is removed first: tsc never cleans its outDir, and a stale chunk would ship.
  */
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import path from 'node:path';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'rolldown';
 
 /**
- * Modules the main entry imports when they are first needed (\`await import(...)\`), which envtest imports
+ * Modules the main entry imports when they are first needed (`await import(...)`), which envtest imports
  * outright: named here so that they stay out of the shared chunk (they load node:crypto's whole ES face).
  */
 const ON_DEMAND = ['src/internal/certs.ts', 'src/webhook/internal/certs.ts', 'src/internal/proxy-agent.ts'];
