@@ -22,8 +22,9 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'rolldown';
 
 /**
- * Modules the main entry imports when they are first needed (`await import(...)`), which envtest imports
- * outright: named here so that they stay out of the shared chunk (they load node:crypto's whole ES face).
+ * Modules the main entry imports when they are first needed (`await import(...)`): named here so that
+ * they stay out of the shared chunk even when another entry imports them outright (envtest imports the
+ * certificates), as they load node:crypto's whole ES face.
  */
 const ON_DEMAND = ['src/internal/certs.ts', 'src/webhook/internal/certs.ts', 'src/internal/proxy-agent.ts'];
 
