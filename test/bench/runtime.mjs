@@ -396,6 +396,7 @@ const lines = onlyStart
         'informer, a de-duplicating queue, 4 workers reading from the informer store (test/bench/floor-child.mjs).',
         "controller-runtime: the runtime's manager and reconciler in Go (mgr.GetClient().Get, 4 workers).",
         "floor+copy: the floor, each read a deep copy awaited as a promise (a cache read's semantics, no framework).",
+        'runtime-plain and runtime-metadata: the runtime with two of its options changed (the table after the next).',
         '',
         '| objects | contender | cache synced | all reconciled once | reconcile throughput | CPU per reconcile | GC in the drain | RSS idle -> loaded | heap per object | RSS per object | cached get |',
         '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
