@@ -6,11 +6,10 @@
  * type, reason, action and note) is not created again, its `series` counts it.
  * Recording never throws and never holds up a reconcile: a failure is logged.
  */
-import os from 'node:os';
 import type { Client } from './client.js';
 import { realClock, type Clock } from './clock.js';
 import { isNotFound } from './errors.js';
-import { nodeCrypto } from './internal/node-modules.js';
+import { nodeCrypto, nodeOs } from './internal/node-modules.js';
 import { resourceKind } from './kinds.js';
 import { microTime } from './leaderelection.js';
 import type { Logger } from './logger.js';
@@ -81,7 +80,7 @@ const NOTE_LIMIT = 1024;
 
 export function newEventRecorder(options: EventRecorderOptions): EventRecorder {
   const clock = options.clock ?? realClock;
-  const instance = options.instance ?? `${options.name}-${os.hostname()}`.slice(0, 128);
+  const instance = options.instance ?? `${options.name}-${nodeOs().hostname()}`.slice(0, 128);
   const log = options.logger.child({ eventRecorder: options.name });
   const recent = new Map<string, { name: string; namespace: string; count: number; first: number }>();
 

@@ -7,11 +7,8 @@
  * here; a user with a legacy `auth-provider` (gcp, oidc, azure) or a SOCKS proxy is handed to client-node,
  * imported only then.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
 import type http from 'node:http';
 import type https from 'node:https';
-import os from 'node:os';
-import path from 'node:path';
 import type * as ClientNode from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ExecCredentialSource, type ExecCredential } from './internal/exec-credential.js';
@@ -24,6 +21,7 @@ import {
   type ResolvedContext,
   type UserEntry,
 } from './internal/kubeconfig-file.js';
+import { nodeFs, nodeOs, nodePath as path } from './internal/node-modules.js';
 
 export { KubeconfigError } from './internal/kubeconfig-file.js';
 
@@ -185,8 +183,8 @@ export function loadKubeConfig(options: LoadKubeConfigOptions = {}): RestConfig 
   if (env.KUBECONFIG) return fromKubeconfig(loadKubeconfigList(env.KUBECONFIG), options);
   const inCluster = loadInClusterConfig(options);
   if (inCluster) return inCluster;
-  const file = path.join(env.HOME || os.homedir(), '.kube', 'config');
-  if (!existsSync(file)) {
+  const file = path.join(env.HOME || nodeOs().homedir(), '.kube', 'config');
+  if (!nodeFs.existsSync(file)) {
     throw new KubeconfigError(
       'no kubeconfig found: KUBECONFIG is not set, this is not a pod, and ~/.kube/config does not exist',
       'set KUBECONFIG to a kubeconfig file, or create ~/.kube/config (kind, minikube and the clouds’ CLIs write it)',
@@ -347,12 +345,12 @@ function parseProxyUrl(value: string, clusterName: string): URL {
  * file: a path to /dev/zero or a FIFO is no credential, and must not hang or fill the process.
  */
 function readCredentialFile(file: string): string {
-  const stats = statSync(file);
+  const stats = nodeFs.statSync(file);
   if (!stats.isFile()) throw new Error(`${file} is not a file`);
   if (stats.size > MAX_CREDENTIAL_FILE_BYTES) {
     throw new Error(`${file} is ${stats.size} bytes, over ${MAX_CREDENTIAL_FILE_BYTES}`);
   }
-  return readFileSync(file, 'utf8');
+  return nodeFs.readFileSync(file, 'utf8');
 }
 
 function readOptional(file: string): string | undefined {

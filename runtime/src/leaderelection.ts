@@ -7,13 +7,13 @@
  * wall clock (NTP, a suspended VM) can neither extend this replica's leadership nor cut another's short.
  * Only the times written into the Lease (acquireTime, renewTime) are wall-clock times.
  */
-import { readFileSync } from 'node:fs';
 import type { Client } from './client.js';
 import { realClock, type Clock } from './clock.js';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import { resourceKind } from './kinds.js';
 import type { Logger } from './logger.js';
 import type { KubernetesObject, MicroTime } from './types.js';
+import { nodeFs } from './internal/node-modules.js';
 
 /** A coordination.k8s.io/v1 Lease, with its times as they travel (strings). */
 export interface Lease extends KubernetesObject {
@@ -307,7 +307,7 @@ const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount
 /** The namespace of the pod this process runs in, or undefined outside a cluster. */
 export function inClusterNamespace(file = SERVICE_ACCOUNT_NAMESPACE): string | undefined {
   try {
-    return readFileSync(file, 'utf8').trim() || undefined;
+    return nodeFs.readFileSync(file, 'utf8').trim() || undefined;
   } catch {
     return undefined;
   }

@@ -3,7 +3,6 @@
  * metrics, starts every controller once the caches are synced, and stops gracefully on SIGTERM/SIGINT.
  */
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import type { ControllerHost } from './builder.js';
 import { reflectorInformerFactory, InformerCache, type Informer, type InformerChoice } from './cache.js';
 import { HttpClient, type Client, type Reader } from './client.js';
@@ -11,7 +10,7 @@ import type { Clock } from './clock.js';
 import type { Controller, ControllerDefaults } from './controller.js';
 import { newEventRecorder, type EventRecorder } from './events.js';
 import { DelegatingClient } from './internal/delegating-client.js';
-import { nodeCrypto } from './internal/node-modules.js';
+import { nodeCrypto, nodeOs } from './internal/node-modules.js';
 import { WriteTracker } from './internal/write-tracker.js';
 import { kindKey, type ResourceKind } from './kinds.js';
 import { inClusterNamespace, LeaderElector } from './leaderelection.js';
@@ -193,7 +192,7 @@ export class Manager implements ControllerHost {
       client: this.apiClient,
       name: leaderElection.id,
       namespace,
-      identity: leaderElection.identity ?? `${os.hostname()}_${nodeCrypto().randomUUID()}`,
+      identity: leaderElection.identity ?? `${nodeOs().hostname()}_${nodeCrypto().randomUUID()}`,
       leaseDurationMs: leaderElection.leaseDurationMs,
       renewDeadlineMs: leaderElection.renewDeadlineMs,
       retryPeriodMs: leaderElection.retryPeriodMs,

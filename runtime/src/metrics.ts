@@ -11,9 +11,11 @@
  * ...) are the process's, not a manager's: they live once per process, in `processRegistry()`, and every
  * manager's /metrics adds them.
  */
-import { createRequire } from 'node:module';
 import type * as PromClient from 'prom-client';
 import type { Counter, Gauge, Histogram, LabelValues, Metric, Registry } from 'prom-client';
+
+// node:module as `require` takes it, without building its ES face (see internal/node-modules.ts).
+const { createRequire } = process.getBuiltinModule('node:module');
 
 /** The parts of prom-client a manager's registry uses. */
 interface PromClientCore {

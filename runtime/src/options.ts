@@ -4,8 +4,6 @@
  * are applied: the manager resolves its options with it and hands the components resolved values, so no
  * component below it defaults them again. Every field says its default; docs/runtime-api.md tabulates them.
  */
-import os from 'node:os';
-import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { CacheOptions, InformerFactory, KindSelector } from './cache.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, type Client, type ClientOptions } from './client.js';
@@ -24,6 +22,7 @@ import { Metrics } from './metrics.js';
 import type { MetricsOptions } from './metrics-server.js';
 import type { TracerProviderLike, Tracing, TracingOptions } from './tracing.js';
 import { DEFAULT_WEBHOOK_PORT, type WebhookServerOptions } from './webhook/server.js';
+import { nodeOs, nodePath as path } from './internal/node-modules.js';
 
 export interface ManagerOptions {
   /**
@@ -134,7 +133,7 @@ export function webhookServerConfig(options: WebhookServerOptions = {}): Webhook
     host: options.host,
     port: options.port ?? DEFAULT_WEBHOOK_PORT,
     // controller-runtime's certificate directory.
-    certDir: options.certDir ?? path.join(os.tmpdir(), 'k8s-webhook-server', 'serving-certs'),
+    certDir: options.certDir ?? path.join(nodeOs().tmpdir(), 'k8s-webhook-server', 'serving-certs'),
     certName: options.certName ?? 'tls.crt',
     keyName: options.keyName ?? 'tls.key',
     // controller-runtime's certwatcher interval.

@@ -12,9 +12,11 @@
  * slows every promise of the process once used (about 1 us per reconcile of 4 awaits, measured), a cost a
  * process that exports no traces should not pay.
  */
-import { createRequire } from 'node:module';
 import type * as Otel from '@opentelemetry/api';
 import type { Logger } from './logger.js';
+
+// node:module as `require` takes it, without building its ES face (see internal/node-modules.ts).
+const { createRequire } = process.getBuiltinModule('node:module');
 
 /** An OpenTelemetry TracerProvider (`@opentelemetry/api`'s, typed here so the runtime's types need no peer). */
 export interface TracerProviderLike {

@@ -4,7 +4,7 @@
  * kubeconfig and makes a manager, under a module resolve hook that fails any import resolving into
  * client-node. Types from client-node are fine: they are gone from the built JavaScript.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -74,6 +74,42 @@ const heavy = ['http', 'https', 'http2', 'tls', 'crypto', 'child_process'];
 console.log(heavy.filter((name) => process.moduleLoadList.includes('NativeModule ' + name)).join(',') || 'none');
 `);
     expect(out.trim().split('\n')).toEqual(['none', 'ok']);
+  });
+
+  it("importing the runtime reads three of its files and builds no ES face of Node's fs, os or module", () => {
+    // Node's ES module loader resolves, reads and compiles each file in turn: the runtime's dist is a
+    // bundle (runtime/scripts/build.mjs), its main entry re-exporting one shared chunk. And an ES import
+    // of node:fs reads every export, loading Node's streams (internal/node-modules.ts takes fs as require
+    // does); node:os waits for its first use.
+    const hook = `export async function load(url, context, next) {
+      if (url.startsWith(${JSON.stringify(pathToFileURL(path.dirname(runtimeDist)).href)})) process.stderr.write('runtime file ' + url + '\\n');
+      return next(url, context);
+    }`;
+    // Two children: module.register itself loads Node's streams.
+    const script = `
+import { register } from 'node:module';
+register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(hook)}));
+await import(${JSON.stringify(pathToFileURL(runtimeDist).href)});
+`;
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(child.status, child.stderr).toBe(0);
+    const files = child.stderr.split('\n').filter((line) => line.startsWith('runtime file '));
+    expect(files.length, files.join('\n')).toBeGreaterThanOrEqual(2);
+    expect(files.length, files.join('\n')).toBeLessThanOrEqual(3);
+    const builtins = execFileSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `await import(${JSON.stringify(pathToFileURL(runtimeDist).href)});
+console.log(['stream', 'os'].filter((name) => process.moduleLoadList.includes('NativeModule ' + name)).join(',') || 'none');`,
+      ],
+      { encoding: 'utf8', timeout: 30_000 },
+    );
+    expect(builtins.trim()).toBe('none');
   });
 
   it("making a manager loads prom-client's registry and metrics, not its default metrics or cluster code", () => {

@@ -223,10 +223,10 @@ ${body}`;
   it("reads the project's config/crd/bases by default, and loads the validator and CEL only when called", () => {
     expect(existsSync(testing), 'runtime/dist is missing: run `npm run build`').toBe(true);
     const out = run(`
-console.log('on import:', loaded('/dist/validation/'), loaded('/@marcbachmann/cel-js/'));
+console.log('on import:', loaded('/dist/chunks/validate-'), loaded('/@marcbachmann/cel-js/'));
 const v = await t.validate(kind, { metadata: { name: 'a' }, spec: { host: 'h', replicas: 0 } });
 console.log(v.errors.join('\\n'));
-console.log('after validate():', loaded('/dist/validation/'), loaded('/@marcbachmann/cel-js/'));
+console.log('after validate():', loaded('/dist/chunks/validate-'), loaded('/@marcbachmann/cel-js/'));
 `);
     expect(out.split('\n')).toEqual([
       'on import: false false',

@@ -6,11 +6,13 @@
  * Each child prints a first line when it is there (the parent stops its clock at that line), then
  * {"rssMiB": ..., "cpuMs": ...}: its RSS after a GC, and the CPU time (user and system, every thread) it
  * had used at that line, steadier than the wall time on a busy machine; and exits. Rounds are
- * interleaved; each figure is the median of the rounds.
+ * interleaved; each figure is the median of the rounds. With `compare` (the dist/index.js of another
+ * build of the runtime, such as the one before a change), its import and its manager's start are two
+ * more rows of the same rounds.
  */
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const START_CHILD = fileURLToPath(new URL('./start-child.mjs', import.meta.url));
@@ -61,9 +63,12 @@ function timeToFirstLine(command, args, env) {
  * The rows, in this order: each {start, ms, rssMiB, cpuMs} the medians of `rounds` spawns. The manager rows need
  * the Widget CRD installed and no Widget in the API server of `kubeconfigPath`.
  */
-export async function leanStartTimes({ kubeconfigPath, controllerRuntime, rounds }) {
+export async function leanStartTimes({ kubeconfigPath, controllerRuntime, rounds, compare }) {
   const env = { ...process.env, KUBECONFIG: kubeconfigPath };
-  const node = (args) => () => timeToFirstLine(process.execPath, ['--expose-gc', ...args], env);
+  const node =
+    (args, childEnv = env) =>
+    () =>
+      timeToFirstLine(process.execPath, ['--expose-gc', ...args], childEnv);
   const starts = {
     'bare node -e': node(['-e', REPORT]),
     "import('@kubesmith/runtime')": node(['-e', importing('@kubesmith/runtime')]),
@@ -72,6 +77,14 @@ export async function leanStartTimes({ kubeconfigPath, controllerRuntime, rounds
     'controller-runtime, to caches synced at N=0': () =>
       timeToFirstLine(controllerRuntime, [kubeconfigPath, '0'], env),
   };
+  if (compare) {
+    const url = pathToFileURL(compare).href;
+    starts[`import(${compare})`] = node(['-e', importing(url)]);
+    starts[`${compare}: manager, to caches synced at N=0`] = node([START_CHILD], {
+      ...env,
+      KUBESMITH_BENCH_RUNTIME: url,
+    });
+  }
   const names = Object.keys(starts);
   const runs = Object.fromEntries(names.map((name) => [name, []]));
   for (let round = 0; round < rounds; round++) {

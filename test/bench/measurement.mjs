@@ -25,7 +25,8 @@ export function watchCollections() {
  * The one line a bench child prints (runtime-child.mjs, floor-child.mjs): what runtime.mjs compares.
  * Times are performance.now() readings; `idle` and `loaded` are process.memoryUsage() after a GC;
  * `drainGcMs` the GC pauses between the first reconcile and the last, `drainCpuUs` the CPU time
- * (user and system, all threads) the process used meanwhile.
+ * (user and system, all threads) the process used meanwhile; `cachedBytes`, where the child can tell, the
+ * cache's own estimate of what it holds (the runtime's mgr.cache.stats()).
  */
 export function writeMeasurement({
   count,
@@ -38,6 +39,7 @@ export function writeMeasurement({
   cacheGetNs,
   drainGcMs,
   drainCpuUs,
+  cachedBytes = 0,
 }) {
   process.stdout.write(
     `${JSON.stringify({
@@ -52,6 +54,7 @@ export function writeMeasurement({
       cacheGetNs,
       drainGcMs,
       drainCpuUs,
+      cachedBytes,
     })}\n`,
   );
 }

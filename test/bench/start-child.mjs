@@ -6,7 +6,11 @@
  * that line), then {"rssMiB": ..., "cpuMs": ...} (its RSS after a GC, its CPU time until that line), and
  * exits.
  */
-import { controllerManagedBy, createLogger, groupVersion, Manager } from '@kubesmith/runtime';
+// $KUBESMITH_BENCH_RUNTIME: another build of the runtime to start instead (its dist/index.js), for the
+// before-and-after rows of `--compare-runtime` (lean-start.mjs).
+const { controllerManagedBy, createLogger, groupVersion, Manager } = await import(
+  process.env.KUBESMITH_BENCH_RUNTIME ?? '@kubesmith/runtime'
+);
 
 const Widget = groupVersion('bench.example.com', 'v1').kind('Widget', { plural: 'widgets' });
 const mgr = Manager.create({

@@ -22,6 +22,7 @@ import {
   missingTargets,
   shippedTests,
   staleOutputs,
+  unreachableOutputs,
   type PackedPackage,
 } from './packlist.js';
 
@@ -89,7 +90,7 @@ async function packBoth(): Promise<void> {
     const texts = new Map<string, string>();
     await Promise.all(
       files
-        .filter((f) => f.endsWith('.map'))
+        .filter((f) => f.endsWith('.map') || (f.startsWith('dist/') && /\.[cm]?js$/.test(f)))
         .map(async (f) => texts.set(f, await readFile(path.join(dir, f), 'utf8'))),
     );
     packed.set(info.name, {
@@ -249,23 +250,26 @@ describe('the kubesmith tarball', () => {
     expect(pkg(CLI).files.filter((f) => f.endsWith('.map'))).toEqual([]);
   });
 
-  it("carries the runtime's validator (dist/validation/), the same compiled files as the runtime's", async () => {
+  it("carries the runtime's validator (dist/validation/): a module per source, the runtime's declarations", async () => {
     // `kubesmith validate` and manifests' rule compiler import it as #validation/*.js (package.json "imports").
+    // The runtime ships it bundled, so the build compiles the same sources module by module for the CLI.
     const cli = pkg(CLI);
     const runtime = pkg(RUNTIME);
-    const engine = (files: string[], prefix: string) =>
-      files
-        .filter((f) => f.startsWith(prefix) && /\.(?:js|d\.ts)$/.test(f))
-        .map((f) => f.slice(prefix.length));
-    const copied = engine(cli.files, 'dist/validation/');
-    expect(copied).toContain('validate.js');
-    expect(copied).toEqual(engine(runtime.files, 'dist/validation/'));
-    for (const file of copied) {
+    const modules = (await listFiles(path.join(repo, 'runtime/src/validation')))
+      .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+      .map((f) => f.slice(0, -'.ts'.length))
+      .sort();
+    expect(modules).toContain('validate');
+    const copied = cli.files
+      .filter((f) => f.startsWith('dist/validation/'))
+      .map((f) => f.slice('dist/validation/'.length));
+    expect(copied.sort()).toEqual(modules.flatMap((name) => [`${name}.d.ts`, `${name}.js`]).sort());
+    for (const name of modules) {
       const [ours, theirs] = await Promise.all([
-        readFile(path.join(cli.dir, 'dist/validation', file), 'utf8'),
-        readFile(path.join(runtime.dir, 'dist/validation', file), 'utf8'),
+        readFile(path.join(cli.dir, 'dist/validation', `${name}.d.ts`), 'utf8'),
+        readFile(path.join(runtime.dir, 'dist/validation', `${name}.d.ts`), 'utf8'),
       ]);
-      expect(ours, `dist/validation/${file} differs from the runtime's: run npm run build`).toBe(theirs);
+      expect(ours, `dist/validation/${name}.d.ts differs from the runtime's: run npm run build`).toBe(theirs);
     }
   });
 
@@ -283,18 +287,22 @@ describe('the @kubesmith/runtime tarball', () => {
   it('ships its TypeScript sources, which its source maps and declaration maps point at', () => {
     const runtime = pkg(RUNTIME);
     const maps = runtime.files.filter((f) => f.endsWith('.map'));
-    expect(maps).toContain('dist/index.js.map');
     expect(maps).toContain('dist/index.d.ts.map');
+    // dist/index.js re-exports the shared chunk, whose map points at the modules it bundles.
+    const chunkMap = maps.find((f) => /^dist\/chunks\/runtime-[^/]*\.js\.map$/.test(f));
+    expect(chunkMap).toBeDefined();
+    expect((JSON.parse(runtime.read(chunkMap!)) as { sources: string[] }).sources).toContain(
+      '../../src/manager.ts',
+    );
     expect(runtime.files).toContain('src/index.ts');
   });
 
-  it('holds compiled modules of its shipped sources only', () => {
+  it('holds the bundle of its entry points and the chunks they load, nothing left over', () => {
     const runtime = pkg(RUNTIME);
-    const sources = runtime.files.filter((f) => f.startsWith('src/')).map((f) => f.slice('src/'.length));
-    expect(
-      staleOutputs(runtime.files, sources),
-      'stale build output: rm -rf runtime/dist && npm run build',
-    ).toEqual([]);
+    expect(runtime.files).toEqual(expect.arrayContaining(['dist/index.js', 'dist/testing/index.js']));
+    expect(unreachableOutputs(runtime), 'stale build output: npm run build -w @kubesmith/runtime').toEqual(
+      [],
+    );
   });
 
   it('has types that resolve for ESM and CJS importers (node16/nodenext) and for bundlers', () => {

@@ -4,7 +4,9 @@ import {
   danglingSourceMaps,
   missingTargets,
   shippedTests,
+  relativeImports,
   staleOutputs,
+  unreachableOutputs,
   type PackedPackage,
 } from './packlist.js';
 
@@ -78,5 +80,32 @@ describe('staleOutputs', () => {
   it('names compiled modules without a source, and knows .cts compiles to .cjs', () => {
     const dist = ['dist/a.js', 'dist/a.d.ts', 'dist/old.js', 'dist/m/ts-morph.cjs', 'dist/vendor/x.tgz'];
     expect(staleOutputs(dist, ['a.ts', 'm/ts-morph.cts', 'types.d.ts'])).toEqual(['dist/old.js']);
+  });
+});
+
+describe('unreachableOutputs', () => {
+  it('follows static and dynamic imports from every entry point, and names the JavaScript left over', () => {
+    const manifest = {
+      main: './dist/index.js',
+      exports: {
+        '.': { types: './dist/index.d.ts', default: './dist/index.js' },
+        './testing': { types: './dist/testing/index.d.ts', default: './dist/testing/index.js' },
+      },
+    };
+    const files = {
+      'dist/index.js': 'export { a } from "./chunks/shared-1.js";',
+      'dist/testing/index.js': 'import "../chunks/helpers-1.js";\nimport { a } from "../chunks/shared-1.js";',
+      'dist/chunks/shared-1.js': 'import { x } from "node:fs"; const later = () => import("./certs-1.js");',
+      'dist/chunks/helpers-1.js': '',
+      'dist/chunks/certs-1.js': '',
+      'dist/chunks/shared-0.js': '',
+      'dist/index.d.ts': '',
+    };
+    expect(unreachableOutputs(pkg(manifest, files))).toEqual(['dist/chunks/shared-0.js']);
+  });
+
+  it('reads the specifiers of from, bare import and import() clauses, relative ones only', () => {
+    const code = `import { a as b, c } from "./x.js";\nimport './y.js';\nexport * from '../z.js';\nawait import("./w.js");\nimport os from "node:os";`;
+    expect(relativeImports(code)).toEqual(['./x.js', './y.js', '../z.js', './w.js']);
   });
 });

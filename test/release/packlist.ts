@@ -108,6 +108,31 @@ export function staleOutputs(distFiles: string[], sources: string[]): string[] {
     .filter((file) => !expected.has(file.slice('dist/'.length)));
 }
 
+/** The relative modules an ES module loads: `from './x.js'`, `import './x.js'` and `import('./x.js')`. */
+export function relativeImports(code: string): string[] {
+  return [...code.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)["'](\.\.?\/[^"']+)["']/g)].map((m) => m[1]!);
+}
+
+/**
+ * JavaScript in `dist/` that no entry point (main or exports) loads, itself or through the modules it
+ * imports, statically or with `import()`: for a bundled package, whose chunks have no source file of their
+ * own to be checked against (staleOutputs), a chunk left over from an earlier build.
+ */
+export function unreachableOutputs(pkg: PackedPackage): string[] {
+  const reached = new Set<string>();
+  const todo = entryTargets(pkg.manifest)
+    .map(({ target }) => path.posix.normalize(target))
+    .filter((target) => /\.[cm]?js$/.test(target));
+  for (let file = todo.pop(); file !== undefined; file = todo.pop()) {
+    if (reached.has(file)) continue;
+    reached.add(file);
+    for (const specifier of relativeImports(pkg.read(file))) {
+      todo.push(path.posix.normalize(path.posix.join(path.posix.dirname(file), specifier)));
+    }
+  }
+  return pkg.files.filter((file) => /^dist\/.*\.[cm]?js$/.test(file) && !reached.has(file));
+}
+
 /** The two lists compared: what only the first has, what only the second has. */
 export function difference(expected: string[], actual: string[]): { missing: string[]; extra: string[] } {
   const a = new Set(actual);

@@ -4,11 +4,11 @@
  * a warning that fires once and should point at the user's line; a stack costs microseconds, so it is not
  * for a hot path. V8's async stack traces carry the awaiting function across an await.
  */
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { nodeUrl } from './node-modules.js';
 
-/** The directory of the runtime's modules (src/ in tests, dist/ when installed). */
-const runtimeDir = fileURLToPath(new URL('..', import.meta.url));
-const runtimeUrl = pathToFileURL(runtimeDir).href;
+/** The directory of the runtime's modules: src/ in tests, dist/ when installed (this code is in dist/chunks/). */
+const runtimeDir = nodeUrl.fileURLToPath(new URL('..', import.meta.url));
+const runtimeUrl = nodeUrl.pathToFileURL(runtimeDir).href;
 
 export function callerOutsideRuntime(): string | undefined {
   const frames = new Error().stack?.split('\n').slice(1) ?? [];

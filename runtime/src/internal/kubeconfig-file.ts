@@ -6,10 +6,8 @@
  * one is an error; a relative path in a file (certificate-authority, client-certificate, client-key,
  * tokenFile, and an exec command that has a `/`) is resolved against that file's directory.
  */
-import { readFileSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import type * as YamlModule from 'yaml';
+import { nodeFs, nodeModule, nodePath as path } from './node-modules.js';
 
 /** A kubeconfig larger than this is not one (a few clusters and users take kilobytes). */
 export const MAX_KUBECONFIG_BYTES = 4 * 2 ** 20;
@@ -94,13 +92,13 @@ export class KubeconfigError extends Error {
 
 /** The `yaml` package, loaded only when a kubeconfig is YAML (an in-cluster start reads none). */
 function parseYaml(text: string): unknown {
-  const yaml = createRequire(import.meta.url)('yaml') as typeof YamlModule;
+  const yaml = nodeModule.createRequire(import.meta.url)('yaml') as typeof YamlModule;
   return yaml.parse(text, { maxAliasCount: 100 });
 }
 
 /** The text of `file`, refused when it is larger than MAX_KUBECONFIG_BYTES or not a file. */
 function readBounded(file: string): string {
-  const stats = statSync(file);
+  const stats = nodeFs.statSync(file);
   if (!stats.isFile())
     throw new KubeconfigError(`kubeconfig ${file} is not a file`, 'point KUBECONFIG at a file');
   if (stats.size > MAX_KUBECONFIG_BYTES) {
@@ -109,7 +107,7 @@ function readBounded(file: string): string {
       'a kubeconfig holds a few clusters and users: check the path',
     );
   }
-  return readFileSync(file, 'utf8');
+  return nodeFs.readFileSync(file, 'utf8');
 }
 
 /**
