@@ -41,10 +41,12 @@ export function registerImport(program: Command, contextFor: (command: Command) 
       const { findProjectRoot } = await import('../project/find.js');
       const { DEFAULT_OUT_DIR, applyImport, checkConflicts, planImport } =
         await import('../importer/index.js');
+      const { EXTERNAL_CRD_DIR } = await import('../project/layout.js');
+      const { relativeWithin } = await import('../within.js');
+      const root = findProjectRoot(cwd);
       let outDir: string;
       if (flags.out !== undefined) outDir = path.resolve(cwd, flags.out);
       else {
-        const root = findProjectRoot(cwd);
         if (root === undefined)
           throw new UsageError(
             'not in a kubesmith project, and no --out',
@@ -52,6 +54,8 @@ export function registerImport(program: Command, contextFor: (command: Command) 
           );
         outDir = path.join(root, DEFAULT_OUT_DIR);
       }
+      // Into a project: it keeps a copy of each CRD for its tests (envtest installs config/crd/external).
+      const project = root !== undefined && relativeWithin(root, outDir) !== undefined ? root : undefined;
       const plan = await planImport({
         inputs: sources,
         cwd,
@@ -59,17 +63,23 @@ export function registerImport(program: Command, contextFor: (command: Command) 
         outDir,
         versions: flags.version,
         force: flags.force,
+        ...(project !== undefined ? { crdCopyDir: path.join(project, EXTERNAL_CRD_DIR) } : {}),
       });
       // A conflict is the one line of the error, before anything is listed.
       if (!flags.dryRun) checkConflicts(plan);
       const shownDir = path.relative(cwd, outDir) || '.';
       const styles = { created: 'green', updated: 'cyan', unchanged: 'dim', conflict: 'red' } as const;
-      for (const file of plan.files) {
-        out.info(
-          `${out.style(styles[file.status], file.status.padEnd(9))} ${path.join(shownDir, file.path)}`,
-        );
+      const listed = [
+        ...plan.files.map((f) => ({ ...f, path: path.join(shownDir, f.path) })),
+        ...(plan.copies?.files ?? []).map((f) => ({
+          ...f,
+          path: path.join(path.relative(cwd, plan.copies!.dir), f.path),
+        })),
+      ];
+      for (const file of listed) {
+        out.info(`${out.style(styles[file.status], file.status.padEnd(9))} ${file.path}`);
       }
-      if (!flags.dryRun) applyImport(outDir, plan);
+      if (!flags.dryRun) applyImport(plan, project ?? outDir);
       const kinds = plan.crds.map((c) => `${c.kind}.${c.group} (${c.versions.join(', ')})`);
       out.info(`${flags.dryRun ? 'would import' : 'imported'} ${kinds.join(', ')}`);
       out.result({
@@ -78,7 +88,7 @@ export function registerImport(program: Command, contextFor: (command: Command) 
         dryRun: flags.dryRun,
         out: outDir,
         crds: plan.crds,
-        files: plan.files.map((f) => ({ path: path.join(shownDir, f.path), status: f.status })),
+        files: listed.map((f) => ({ path: f.path, status: f.status })),
       });
     });
 }

@@ -1,0 +1,169 @@
+/**
+ * Kinds of other APIs in a project (docs/external-apis.md): `import crd` keeps a copy of each CRD in
+ * config/crd/external, tracked as the types are; `create api --resource=false` on an imported kind
+ * scaffolds a controller typed with the imported type, RBAC for the external group, and tests that install
+ * the copy into envtest; `manifests` owns none of it. The project's own tests on envtest:
+ * test/importer/project.integration.test.ts.
+ */
+import { existsSync } from 'node:fs';
+import { rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { expectRefused, read, removeTemp, run, snapshot, tempDir } from '../helpers/run.js';
+
+const CERTIFICATES = path.resolve(
+  import.meta.dirname,
+  '../fixtures/import/controller-gen/tls.example.com_certificates.yaml',
+);
+const COPY = 'config/crd/external/tls.example.com_certificates.yaml';
+const certificate = [
+  'create',
+  'api',
+  '--group',
+  'tls.example.com',
+  '--version',
+  'v1',
+  '--kind',
+  'Certificate',
+  '--resource=false',
+  '--controller',
+];
+
+let dir: string;
+beforeEach(async () => {
+  dir = await tempDir('shop');
+  expect((await run(dir, 'init', '--domain', 'example.com', '--skip-install')).code).toBe(0);
+});
+afterEach(async () => {
+  await removeTemp(dir);
+});
+
+async function importCertificates(...flags: string[]) {
+  const result = await run(dir, 'import', 'crd', CERTIFICATES, ...flags);
+  expect(result.stderr).not.toMatch(/^(error|warning)/m);
+  expect(result.code).toBe(0);
+  return result;
+}
+
+describe('import crd in a project', () => {
+  it('keeps a copy of the CRD in config/crd/external, tracked: a re-import changes nothing, an edited copy stops it', async () => {
+    const result = await importCertificates();
+    expect(result.stderr).toContain(`created   ${COPY}`);
+    const copy = parse((await read(dir, COPY)).replace(/^#.*\n/, '')) as {
+      metadata: { name: string; annotations?: unknown };
+      spec: { group: string; versions: { name: string; storage: boolean }[]; conversion?: unknown };
+    };
+    expect(copy.metadata).toEqual({ name: 'certificates.tls.example.com' });
+    expect(copy.spec.group).toBe('tls.example.com');
+    expect(copy.spec.versions.map((v) => [v.name, v.storage])).toEqual([['v1', true]]);
+    expect(await read(dir, 'config/crd/external/.kubesmith-files')).toMatch(
+      /^[0-9a-f]{64} {2}tls\.example\.com_certificates\.yaml$/m,
+    );
+
+    const before = await snapshot(dir);
+    expect((await importCertificates()).stderr).toContain(`unchanged ${COPY}`);
+    expect(await snapshot(dir)).toEqual(before);
+
+    await writeFile(path.join(dir, COPY), `${await read(dir, COPY)}# mine\n`);
+    await expectRefused(
+      dir,
+      ['import', 'crd', CERTIFICATES],
+      1,
+      /^error: .*tls\.example\.com_certificates\.yaml was edited since kubesmith import crd wrote it/,
+    );
+    expect((await run(dir, 'import', 'crd', CERTIFICATES, '--force')).code).toBe(0);
+    expect(await read(dir, COPY)).not.toContain('# mine');
+  });
+
+  it('writes no copy when the types go outside the project', async () => {
+    const result = await run(dir, 'import', 'crd', CERTIFICATES, '--out', path.join(dir, '..', 'elsewhere'));
+    expect(result.code).toBe(0);
+    expect(existsSync(path.join(dir, 'config/crd/external'))).toBe(false);
+  });
+});
+
+describe('create api on an imported kind', () => {
+  it('scaffolds a typed controller, RBAC for the external group, tests on the CRD copy; manifests owns no CRD', async () => {
+    await importCertificates();
+    const result = await run(dir, ...certificate);
+    expect(result.stderr).not.toMatch(/^(error|warning)/m);
+    expect(result.code).toBe(0);
+
+    const project = parse(await read(dir, 'PROJECT')) as { resources: unknown[] };
+    expect(project.resources).toEqual([
+      {
+        controller: true,
+        external: true,
+        group: 'tls.example.com',
+        kind: 'Certificate',
+        path: 'src/external/tls.example.com/v1/certificate.types.ts',
+        version: 'v1',
+      },
+    ]);
+    const controller = await read(dir, 'src/controllers/certificate.controller.ts');
+    expect(controller).toContain(
+      "import { CertificateKind, type Certificate } from '../external/tls.example.com/v1/certificate.types.js';",
+    );
+    expect(controller).toMatch(/controllerManagedBy\(mgr\)\.for\(CertificateKind\)/);
+
+    const role = parse((await read(dir, 'config/rbac/role.yaml')).replace(/^#.*\n---\n/, '')) as {
+      rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+    };
+    expect(
+      role.rules.map((r) => `${r.apiGroups.join()}/${r.resources.join()}: ${r.verbs.join(',')}`),
+    ).toEqual([
+      'tls.example.com/certificates: create,delete,get,list,patch,update,watch',
+      'tls.example.com/certificates/status: get',
+    ]);
+
+    // The tests' object holds what the CRD requires: the enum's first value, a string.
+    const unit = await read(dir, 'test/controllers/certificate.controller.test.ts');
+    expect(unit).toContain("spec: { issuer: 'SelfSigned', secretName: 'example' },");
+    const integration = await read(dir, 'test/controllers/certificate.controller.integration.test.ts');
+    expect(integration).toMatch(/\n {2}it\('reconciles a Certificate created on the API server'/);
+    expect(await read(dir, 'test/envtest.setup.ts')).toContain("'../config/crd/external'");
+
+    // No CRD of the project's own, no kustomization entry, no sample: the owner ships the CRD.
+    expect(existsSync(path.join(dir, 'config/crd/bases'))).toBe(false);
+    expect(existsSync(path.join(dir, 'config/samples/tls.example.com_v1_certificate.yaml'))).toBe(false);
+    const check = await run(dir, 'manifests', '--check');
+    expect(check.stderr).not.toMatch(/^(error|warning)/m);
+    expect(check.code).toBe(0);
+  });
+
+  it('scaffolds the integration test skipped, with a TODO, when the CRD asks what it cannot fill in', async () => {
+    const crd = (await read(path.dirname(CERTIFICATES), path.basename(CERTIFICATES))).replace(
+      'minLength: 1',
+      'pattern: ^[a-z]+$',
+    );
+    await writeFile(path.join(dir, '..', 'certificates.yaml'), crd);
+    expect((await run(dir, 'import', 'crd', path.join(dir, '..', 'certificates.yaml'))).code).toBe(0);
+    expect((await run(dir, ...certificate)).code).toBe(0);
+    const integration = await read(dir, 'test/controllers/certificate.controller.integration.test.ts');
+    expect(integration).toContain(
+      '// TODO(user): the CRD asks more of ".spec.secretName" than kubesmith fills in',
+    );
+    expect(integration).toMatch(/\n {2}it\.skip\('reconciles a Certificate created on the API server'/);
+  });
+
+  it('refuses an imported kind whose CRD copy is gone, naming the fix; nothing written', async () => {
+    await importCertificates();
+    await rm(path.join(dir, COPY));
+    await expectRefused(
+      dir,
+      certificate,
+      1,
+      /^error: src\/external\/tls\.example\.com\/v1\/certificate\.types\.ts is an imported kind, but config\/crd\/external has no copy of its CRD \(Certificate\.tls\.example\.com\)$/,
+    );
+  });
+
+  it("refuses a group that is neither built in, the project's, nor imported", async () => {
+    await expectRefused(
+      dir,
+      certificate,
+      1,
+      /^error: tls\.example\.com is neither a built-in API group, nor the group of an API in this project, nor of a kind imported into src\/external$/,
+    );
+  });
+});
