@@ -167,3 +167,55 @@ describe('create api on an imported kind', () => {
     );
   });
 });
+
+describe('create webhook on an imported kind', () => {
+  const webhook = [
+    'create',
+    'webhook',
+    '--group',
+    'tls.example.com',
+    '--version',
+    'v1',
+    '--kind',
+    'Certificate',
+  ];
+
+  it('writes the webhooks to src/webhooks, typed with the imported type, for the external group', async () => {
+    await importCertificates();
+    const result = await run(dir, ...webhook, '--defaulting', '--programmatic-validation');
+    expect(result.stderr).not.toMatch(/^(error|warning)/m);
+    expect(result.code).toBe(0);
+    const file = await read(dir, 'src/webhooks/certificate.webhook.ts');
+    expect(file).toContain(
+      "import { CertificateKind } from '../external/tls.example.com/v1/certificate.types.js';",
+    );
+    expect(file).toContain('groups=tls.example.com,resources=certificates,');
+    const manifests = await read(dir, 'config/webhook/manifests.yaml');
+    expect(manifests).toMatch(/apiGroups:\n {4}- tls\.example\.com\n/);
+    const integration = await read(dir, 'test/webhooks/certificate.webhook.integration.test.ts');
+    expect(integration).toContain("spec: { issuer: 'SelfSigned', secretName: 'example' },");
+    // PROJECT records the kind as external, so that alpha generate imports it again first.
+    const project = parse(await read(dir, 'PROJECT')) as { resources: unknown[] };
+    expect(project.resources).toEqual([
+      {
+        external: true,
+        group: 'tls.example.com',
+        kind: 'Certificate',
+        path: 'src/external/tls.example.com/v1/certificate.types.ts',
+        version: 'v1',
+        webhooks: { defaulting: true, validation: true, webhookVersion: 'v1' },
+      },
+    ]);
+    expect((await run(dir, 'manifests', '--check')).code).toBe(0);
+  });
+
+  it("refuses a conversion webhook: converting is the owner's", async () => {
+    await importCertificates();
+    await expectRefused(
+      dir,
+      [...webhook, '--conversion', '--spoke', 'v2'],
+      1,
+      /^error: conversion webhooks convert between the versions of the project's own kinds; Certificate \(tls\.example\.com\/v1\) is not one$/,
+    );
+  });
+});

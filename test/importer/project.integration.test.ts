@@ -1,9 +1,9 @@
 /**
  * Issue 25's "done when" for a project: it imports a CRD (controller-gen's, from our own Go types in
- * test/fixtures/import/go/api/tls), scaffolds a controller for the imported kind, and runs its tests: the
- * unit test on FakeClient and the integration test on envtest, which installs the CRD's copy from
- * config/crd/external, creates a Certificate and waits for the controller (cached client, watch) to
- * reconcile it. The generated project typechecks and its manifests are up to date. It resolves its
+ * test/fixtures/import/go/api/tls), scaffolds a controller and webhooks for the imported kind, and runs
+ * its tests: the unit tests on FakeClient and the integration tests on envtest, which installs the CRD's
+ * copy from config/crd/external: the controller (cached client, watch) reconciles a Certificate created on
+ * the API server, and the API server calls the webhooks. The generated project typechecks and its manifests are up to date. It resolves its
  * dependencies from this repository's node_modules (the built runtime); the envtest binaries are
  * ~/.cache/kubesmith/envtest's.
  */
@@ -38,6 +38,13 @@ describe('a project with an imported kind', () => {
     );
     expect(created.stderr).not.toMatch(/^(error|warning)/m);
     expect(created.code).toBe(0);
+    const webhook = await run(
+      dir,
+      ...['create', 'webhook', '--group', 'tls.example.com', '--version', 'v1', '--kind', 'Certificate'],
+      ...['--defaulting', '--programmatic-validation'],
+    );
+    expect(webhook.stderr).not.toMatch(/^(error|warning)/m);
+    expect(webhook.code).toBe(0);
     expect((await run(dir, 'manifests', '--check')).code).toBe(0);
 
     const node = (script: string, args: string[], env: NodeJS.ProcessEnv = {}) =>
@@ -56,6 +63,8 @@ describe('a project with an imported kind', () => {
     const output = stripVTControlCharacters(tests.all);
     expect(output).toMatch(/✓ test\/controllers\/certificate\.controller\.integration\.test\.ts \(1 test\)/);
     expect(output).toMatch(/✓ test\/controllers\/certificate\.controller\.test\.ts \(2 tests\)/);
+    // The API server calls the webhooks of config/webhook/manifests.yaml for the imported kind.
+    expect(output).toMatch(/✓ test\/webhooks\/certificate\.webhook\.integration\.test\.ts \(4 tests\)/);
     expect(output).not.toMatch(/skipped/);
   }, 300_000);
 });
