@@ -267,10 +267,10 @@ export function checkConflicts(plan: ImportPlan): void {
 }
 
 /**
- * Writes a plan without conflicts, all or nothing: the types, and the CRDs' copies with them (the two
- * directories' writes are one, from the directory that holds both: the project).
+ * The writes of a plan without conflicts, relative to `root` (the directory that holds the types and the
+ * CRDs' copies: the project): the files that change, and each record that does.
  */
-export function applyImport(plan: ImportPlan, root: string = plan.dir): void {
+export function importWrites(plan: ImportPlan, root: string = plan.dir): FileWrite[] {
   checkConflicts(plan);
   const writes: FileWrite[] = [];
   for (const set of [plan, ...(plan.copies ? [plan.copies] : [])]) {
@@ -283,5 +283,10 @@ export function applyImport(plan: ImportPlan, root: string = plan.dir): void {
     if (previousRecord !== set.record)
       writes.push({ path: at(RECORD_FILE), content: set.record, previous: previousRecord });
   }
-  writeAtomically(root, writes);
+  return writes;
+}
+
+/** Writes a plan without conflicts, all or nothing: the types, and the CRDs' copies with them. */
+export function applyImport(plan: ImportPlan, root: string = plan.dir): void {
+  writeAtomically(root, importWrites(plan, root));
 }
