@@ -19,7 +19,7 @@ import { writeAtomically, type FileWrite } from '../project/write.js';
 import { readCrd, type Crd } from './crd.js';
 import { crdCopy, crdCopyName } from './crd-copy.js';
 import { emitGroupVersion, emitVersion } from './emit.js';
-import { DEFAULT_LIMITS, parseDocuments, readInputs, type ReadLimits } from './read.js';
+import { DEFAULT_LIMITS, parseDocuments, readInputs, type InputText, type ReadLimits } from './read.js';
 
 export const RECORD_FILE = IMPORT_RECORD_FILE;
 /** Where imported types go in a project, relative to its root. */
@@ -37,6 +37,8 @@ export interface ImportOptions {
   versions?: readonly string[];
   force?: boolean;
   limits?: ReadLimits;
+  /** Inputs already read (the CRDs of `--from-cluster`), before those of `inputs`. */
+  texts?: readonly InputText[];
   /**
    * In a project: config/crd/external, absolute, where a copy of each CRD goes (crd-copy.ts), tracked as
    * the types are, by a record file of its own.
@@ -134,12 +136,10 @@ async function formatter(outDir: string): Promise<(file: string, content: string
 
 /** The CRDs of the inputs, checked, without two of one group and kind. */
 export async function readCrds(options: ImportOptions): Promise<Crd[]> {
-  const texts = await readInputs(
-    options.inputs,
-    options.cwd,
-    options.stdin,
-    options.limits ?? DEFAULT_LIMITS,
-  );
+  const texts = [
+    ...(options.texts ?? []),
+    ...(await readInputs(options.inputs, options.cwd, options.stdin, options.limits ?? DEFAULT_LIMITS)),
+  ];
   const crds: Crd[] = [];
   const seen = new Map<string, Crd>();
   for (const { value, origin } of parseDocuments(texts)) {
