@@ -219,3 +219,60 @@ describe('create webhook on an imported kind', () => {
     );
   });
 });
+
+describe('imported kinds are hostile input too', () => {
+  it('a record line naming anything but a CRD copy stops the import before anything is read through it', async () => {
+    await importCertificates();
+    const record = path.join(dir, 'config/crd/external/.kubesmith-files');
+    await writeFile(record, `${'0'.repeat(64)}  ../../PROJECT\n`);
+    await expectRefused(
+      dir,
+      ['import', 'crd', CERTIFICATES],
+      1,
+      /^error: \.kubesmith-files:1: "0{64} {2}\.\.\/\.\.\/PROJECT" is not a line kubesmith import crd writes$/,
+    );
+  });
+
+  it('a copy whose plural is not its file name is refused, naming the file', async () => {
+    await importCertificates();
+    const copy = path.join(dir, COPY);
+    await writeFile(copy, (await read(dir, COPY)).replace('plural: certificates', 'plural: secrets'));
+    await expectRefused(
+      dir,
+      certificate,
+      1,
+      /^error: config\/crd\/external\/tls\.example\.com_certificates\.yaml: \.spec\.names\.plural: not the plural its file is named after$/,
+    );
+  });
+
+  it("required fields' names and values reach the tests as string literals: the file parses, nothing escapes", async () => {
+    const crd = (await read(path.dirname(CERTIFICATES), path.basename(CERTIFICATES)))
+      .replace('- SelfSigned', `- "x'*/\\n}); process.exit(1); //"`)
+      .replace(
+        /\n {12}required:\n {12}- issuer\n {12}- secretName\n/,
+        '\n            required: ["issuer", "secretName", "a\'b"]\n',
+      )
+      .replace(
+        '              secretName:',
+        '              "a\'b":\n                type: boolean\n              secretName:',
+      );
+    await writeFile(path.join(dir, '..', 'certificates.yaml'), crd);
+    const imported = await run(dir, 'import', 'crd', path.join(dir, '..', 'certificates.yaml'));
+    expect(imported.stderr).not.toMatch(/^error/m);
+    expect((await run(dir, ...certificate)).code).toBe(0);
+    const { default: ts } = await import('typescript');
+    for (const file of [
+      'test/controllers/certificate.controller.test.ts',
+      'test/controllers/certificate.controller.integration.test.ts',
+    ]) {
+      const text = await read(dir, file);
+      expect(text).toContain(`"a'b": false`);
+      expect(text).not.toMatch(/^\}\); process\.exit/m);
+      const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+      const diagnostics = (source as unknown as { parseDiagnostics: unknown[] }).parseDiagnostics;
+      expect(diagnostics, file).toEqual([]);
+      // The enum value is one string literal: no statement of the test but those the template writes.
+      expect(text.match(/process\.exit/g)).toHaveLength(1);
+    }
+  }, 60_000);
+});
