@@ -276,3 +276,21 @@ describe('imported kinds are hostile input too', () => {
     }
   }, 60_000);
 });
+
+describe('validate with an imported kind', () => {
+  it("checks a sample of the imported kind against the CRD's copy, as npm test does", async () => {
+    await importCertificates();
+    const sample = (issuer: string) =>
+      `apiVersion: tls.example.com/v1\nkind: Certificate\nmetadata:\n  name: web\nspec:\n  secretName: web-tls\n  issuer: ${issuer}\n`;
+    await writeFile(path.join(dir, 'config/samples/certificate.yaml'), sample('CA'));
+    const valid = await run(dir, 'validate', 'config/samples');
+    expect(valid.stderr).not.toMatch(/^error/m);
+    expect(valid.code).toBe(0);
+    await writeFile(path.join(dir, 'config/samples/certificate.yaml'), sample('Vault'));
+    const invalid = await run(dir, 'validate', 'config/samples');
+    expect(invalid.code).toBe(1);
+    expect(`${invalid.stdout}${invalid.stderr}`).toMatch(
+      /certificate\.yaml:7: spec\.issuer: Unsupported value: "Vault"/,
+    );
+  });
+});
