@@ -3,11 +3,12 @@
  * test/fixtures/import/go/api/tls), scaffolds a controller and webhooks for the imported kind, and runs
  * its tests: the unit tests on FakeClient and the integration tests on envtest, which installs the CRD's
  * copy from config/crd/external: the controller (cached client, watch) reconciles a Certificate created on
- * the API server, and the API server calls the webhooks. The generated project typechecks and its manifests are up to date. It resolves its
+ * the API server, and the API server calls the webhooks. Beside them, the project's own use of the kind
+ * (test/fixtures/external-project): a controller that creates Certificates and owns() them. The generated project typechecks and its manifests are up to date. It resolves its
  * dependencies from this repository's node_modules (the built runtime); the envtest binaries are
  * ~/.cache/kubesmith/envtest's.
  */
-import { symlink } from 'node:fs/promises';
+import { copyFile, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { execa } from 'execa';
@@ -46,6 +47,11 @@ describe('a project with an imported kind', () => {
     expect(webhook.stderr).not.toMatch(/^(error|warning)/m);
     expect(webhook.code).toBe(0);
     expect((await run(dir, 'manifests', '--check')).code).toBe(0);
+    // The project's own code with the imported kind: a controller that creates Certificates and owns them.
+    await copyFile(
+      path.join(REPO, 'test/fixtures/external-project/tls.integration.test.ts'),
+      path.join(dir, 'test/controllers/tls.integration.test.ts'),
+    );
 
     const node = (script: string, args: string[], env: NodeJS.ProcessEnv = {}) =>
       execa(process.execPath, [path.join(REPO, 'node_modules', script), ...args], {
@@ -65,6 +71,7 @@ describe('a project with an imported kind', () => {
     expect(output).toMatch(/✓ test\/controllers\/certificate\.controller\.test\.ts \(2 tests\)/);
     // The API server calls the webhooks of config/webhook/manifests.yaml for the imported kind.
     expect(output).toMatch(/✓ test\/webhooks\/certificate\.webhook\.integration\.test\.ts \(4 tests\)/);
+    expect(output).toMatch(/✓ test\/controllers\/tls\.integration\.test\.ts \(1 test\)/);
     expect(output).not.toMatch(/skipped/);
   }, 300_000);
 });
