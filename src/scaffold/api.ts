@@ -52,6 +52,16 @@ export async function planCreateApi(project: LoadedProject, options: CreateApiOp
     !options.resource && !existing?.api && isImportedKind(project.root, options)
       ? readImportedKind(project.root, options)
       : undefined;
+  if (imported && options.plural !== undefined && options.plural !== imported.plural)
+    throw new KubesmithError(
+      `--plural ${options.plural}: ${options.kind} is imported, and its CRD names it ${imported.plural}`,
+      { hint: 'leave --plural out: an imported kind takes its plural from its CRD' },
+    );
+  if (options.resource && isImportedKind(project.root, options))
+    throw new KubesmithError(
+      `${options.kind} (${options.group}/${options.version}) is imported into src/external: its owner ships its CRD, the project cannot own it too`,
+      { hint: 'pass --resource=false to scaffold a controller for the imported kind' },
+    );
   // A controller for an API this project already has is a controller for a custom kind, not a built-in.
   const builtin = !options.resource && !existing?.api && imported === undefined;
   const resource = imported ? externalResource(imported) : resolveResource(options, config, builtin);

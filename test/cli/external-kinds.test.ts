@@ -294,3 +294,21 @@ describe('validate with an imported kind', () => {
     );
   });
 });
+
+describe('create api refuses what an imported kind cannot be', () => {
+  it('an API of the project for an imported kind, and a plural its CRD does not have', async () => {
+    await importCertificates();
+    await expectRefused(
+      dir,
+      certificate.filter((flag) => flag !== '--resource=false'),
+      1,
+      /^error: Certificate \(tls\.example\.com\/v1\) is imported into src\/external: its owner ships its CRD, the project cannot own it too$/,
+    );
+    await expectRefused(
+      dir,
+      [...certificate, '--plural', 'certs'],
+      1,
+      /^error: --plural certs: Certificate is imported, and its CRD names it certificates$/,
+    );
+  });
+});
