@@ -4,9 +4,12 @@
  * same CRDs from a file gives; a name the cluster does not have, and one that is no CRD name, are one line
  * each, with nothing written.
  */
+import { writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findBinaryAssets, startEnvtest, type Envtest } from '../../runtime/src/envtest/index.js';
+import { readFromCluster } from '../../src/importer/cluster.js';
 import { removeTemp, runWithEnv, snapshot, tempDir } from '../helpers/run.js';
 
 const CONTROLLER_GEN = path.resolve(import.meta.dirname, '../fixtures/import/controller-gen');
@@ -88,4 +91,44 @@ describe('import crd --from-cluster', () => {
       await removeTemp(dir);
     }
   });
+
+  it('bounds every call: an answer too big, and a cluster that does not answer in time', async () => {
+    const kubectl = path.join(findBinaryAssets(), 'kubectl');
+    await expect(
+      readFromCluster(kubectl, ['certificates.tls.example.com'], kubeEnv, {
+        maxBytes: 1000,
+        timeoutMs: 30_000,
+      }),
+    ).rejects.toThrow(/^cluster \(certificates\.tls\.example\.com\): larger than 1000 bytes$/);
+
+    // A server that takes the connection and never answers.
+    const silent = net.createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as net.AddressInfo;
+    const root = await tempDir('silent');
+    try {
+      const kubeconfig = path.join(root, 'kubeconfig');
+      await writeFile(
+        kubeconfig,
+        `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'http://127.0.0.1:${port}'}}]\n` +
+          `contexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {}}]\n`,
+      );
+      const started = Date.now();
+      await expect(
+        readFromCluster(
+          kubectl,
+          ['certificates.tls.example.com'],
+          { ...kubeEnv, KUBECONFIG: kubeconfig },
+          {
+            maxBytes: 1 << 20,
+            timeoutMs: 1000,
+          },
+        ),
+      ).rejects.toThrow(/^cluster \(certificates\.tls\.example\.com\): /);
+      expect(Date.now() - started).toBeLessThan(15_000);
+    } finally {
+      silent.close();
+      await removeTemp(root);
+    }
+  }, 60_000);
 });
