@@ -89,7 +89,7 @@ async function generate(flags: GenerateFlags, context: CommandContext): Promise<
   try {
     if (!existsSync(output)) journal.makeDirectory(output);
     for (const step of steps) {
-      const plan = await planStep(step, output, inPlace, packages, env);
+      const plan = await planStep(step, { input: root, output }, inPlace, packages, env);
       await journal.apply(plan);
       done.push(replayCommandLine(step));
     }
@@ -211,7 +211,7 @@ type Step = ReplayStep;
 
 async function planStep(
   step: Step,
-  output: string,
+  { input, output }: { input: string; output: string },
   inPlace: boolean,
   packages: KubesmithPackages,
   env: NodeJS.ProcessEnv,
@@ -230,6 +230,29 @@ async function planStep(
     case 'create webhook': {
       const { planCreateWebhook } = await import('../scaffold/webhook.js');
       return planCreateWebhook(await loadOutput(output), { ...step.options, force });
+    }
+    case 'import crd': {
+      // The copy of the CRD the input project keeps, imported into the output as `import crd` does.
+      const { containedPath } = await import('../project/contained.js');
+      const { EXTERNAL_API_DIR, EXTERNAL_CRD_DIR } = await import('../project/layout.js');
+      const { importWrites, planImport } = await import('../importer/index.js');
+      const { Readable } = await import('node:stream');
+      const plan = await planImport({
+        inputs: [containedPath(input, step.options.source)],
+        cwd: input,
+        stdin: Readable.from([]),
+        outDir: path.join(output, EXTERNAL_API_DIR),
+        crdCopyDir: path.join(output, EXTERNAL_CRD_DIR),
+        versions: step.options.version,
+        force,
+      });
+      const entries = importWrites(plan, output).map((write) => ({
+        action: write.previous === undefined ? ('create' as const) : ('update' as const),
+        path: write.path,
+        content: write.content,
+        ...(write.previous !== undefined ? { previous: write.previous } : {}),
+      }));
+      return { root: output, warnings: [], entries };
     }
     case 'helm-chart': {
       const { planHelmChart } = await import('./helm-chart.js');
@@ -366,6 +389,7 @@ function replayCommandLine(step: Step): string {
     .map(([key, value]) => {
       const flag = `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
       if (value === true) return flag;
+      if (key === 'source') return String(value);
       if (key === 'deployImage') return `--image ${(value as { image: string }).image}`;
       return `${flag} ${Array.isArray(value) ? value.join(',') : String(value)}`;
     });

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { ExitCode, KubesmithError } from '../errors.js';
-import { CRD_BASES_DIR } from '../project/layout.js';
+import { CRD_BASES_DIR, EXTERNAL_CRD_DIR } from '../project/layout.js';
 import { relativeWithin } from '../within.js';
 import type { CrdIndex, Document } from '../schema/validate-input.js';
 import type { CommandContext } from './main.js';
@@ -25,7 +25,7 @@ export function registerValidate(program: Command, contextFor: (command: Command
     .argument('<paths...>', 'YAML files or directories of objects (several documents a file)')
     .option(
       '--crd <path>',
-      "a CRD file or directory (repeatable); default: the project's config/crd/bases",
+      "a CRD file or directory (repeatable); default: the project's config/crd/bases and config/crd/external",
       collect,
       [],
     )
@@ -60,14 +60,21 @@ Examples:
         const { requireProjectRoot } = await import('../project/find.js');
         const root = requireProjectRoot(cwd);
         const bases = path.join(root, CRD_BASES_DIR);
-        // The project's files may come from a stranger's pull request: its CRD directory must not lead
+        // The copies of the CRDs `import crd` imported: objects of those kinds are checked too.
+        const external = path.join(root, EXTERNAL_CRD_DIR);
+        // The project's files may come from a stranger's pull request: its CRD directories must not lead
         // out of the project through a symbolic link.
         const real = (p: string) => (fs.existsSync(p) ? fs.realpathSync(p) : p);
-        if (relativeWithin(real(root), real(bases)) === undefined)
-          throw new KubesmithError(`${show(bases)}: leads out of the project (a symbolic link)`, {
-            hint: `make ${CRD_BASES_DIR} a directory of the project, or give the CRDs with --crd`,
-          });
-        crdPaths = [bases];
+        for (const [dir, name] of [
+          [bases, CRD_BASES_DIR],
+          [external, EXTERNAL_CRD_DIR],
+        ] as const)
+          if (relativeWithin(real(root), real(dir)) === undefined)
+            throw new KubesmithError(`${show(dir)}: leads out of the project (a symbolic link)`, {
+              hint: `make ${name} a directory of the project, or give the CRDs with --crd`,
+            });
+        const present = [bases, external].filter((dir) => fs.existsSync(dir));
+        crdPaths = present.length > 0 ? present : [bases];
       }
       const index: CrdIndex = new Map();
       for (const crdPath of crdPaths)

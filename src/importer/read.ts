@@ -26,7 +26,7 @@ export interface ParsedDocument {
 }
 
 /** An input's text, by name. */
-interface InputText {
+export interface InputText {
   name: string;
   text: string;
 }

@@ -47,6 +47,11 @@ export interface ResourceConfig {
   plural?: string;
   /** Module of the type: the types file for custom resources, `@kubernetes/client-node` for built-ins. */
   path?: string;
+  /**
+   * A kind of another API the project uses but does not own, imported into src/external by `kubesmith import
+   * crd` (kubebuilder's `external: true`); its group is the whole API group, and it records no domain.
+   */
+  external?: boolean;
   /** Present when the project owns the API (a CRD). */
   api?: { crdVersion: 'v1'; namespaced: boolean; extra: Record<string, unknown> };
   controller?: boolean;
@@ -233,6 +238,15 @@ function resourceProblems(
   const typed = (key: string, type: string) => typedField(entry, key, type);
   for (const key of ['domain', 'plural', 'path']) problems.push([[key], typed(key, 'string')]);
   problems.push([['controller'], typed('controller', 'boolean')]);
+  problems.push([['external'], typed('external', 'boolean')]);
+  if (resource.external && entry['api'] !== undefined)
+    problems.push([
+      ['api'],
+      {
+        message: 'an external kind has no API of the project (its owner ships the CRD)',
+        hint: 'remove `api:` or `external: true` from the resource',
+      },
+    ]);
   if (resource.domain) problems.push([['domain'], validateDomain(resource.domain)]);
   problems.push([['group'], validateGroup(resource.group, resource.domain ?? '')]);
   if (resource.plural !== undefined) problems.push([['plural'], validatePlural(resource.plural)]);
@@ -298,6 +312,7 @@ function readResource(entry: Record<string, unknown>): ResourceConfig {
     ...optional('domain', stringField(entry, 'domain')),
     ...optional('plural', stringField(entry, 'plural')),
     ...optional('path', stringField(entry, 'path')),
+    ...optional('external', booleanField(entry, 'external')),
     ...optional('api', api),
     ...optional('controller', booleanField(entry, 'controller')),
     ...optional('webhooks', webhooks),
@@ -308,6 +323,7 @@ function readResource(entry: Record<string, unknown>): ResourceConfig {
       'domain',
       'plural',
       'path',
+      'external',
       'api',
       'controller',
       'webhooks',

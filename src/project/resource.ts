@@ -85,6 +85,8 @@ export interface Resource {
   namespaced: boolean;
   /** A kind that comes with Kubernetes, typed by @kubernetes/client-node. */
   builtin: boolean;
+  /** A kind `kubesmith import crd` imported into src/external (external.ts): `group` is its whole group. */
+  external?: boolean;
 }
 
 export interface ResourceFlags {
@@ -167,6 +169,29 @@ export function checkSingleGroup(project: ProjectConfig, resource: Resource): vo
       },
     );
   }
+}
+
+/** The resource of an imported kind (external.ts read its plural and scope from the copy of its CRD). */
+export function externalResource(kind: {
+  group: string;
+  version: string;
+  kind: string;
+  plural: string;
+  namespaced: boolean;
+}): Resource {
+  return {
+    group: kind.group,
+    version: kind.version,
+    kind: kind.kind,
+    plural: kind.plural,
+    recordedPlural: kind.plural === defaultPlural(kind.kind) ? undefined : kind.plural,
+    pluralMarker: undefined,
+    qualifiedGroup: kind.group,
+    domain: '',
+    namespaced: kind.namespaced,
+    builtin: false,
+    external: true,
+  };
 }
 
 /** The `V1Pod`-style type name @kubernetes/client-node exports for a built-in kind. */

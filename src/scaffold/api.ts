@@ -12,9 +12,17 @@ import {
   SAMPLES_KUSTOMIZATION_FILE,
 } from '../project/layout.js';
 import type { LoadedProject } from '../project/find.js';
-import { checkSingleGroup, findResource, resolveResource, type ResourceFlags } from '../project/resource.js';
+import { isImportedKind, readImportedKind } from '../project/external.js';
+import {
+  checkSingleGroup,
+  externalResource,
+  findResource,
+  resolveResource,
+  type ResourceFlags,
+} from '../project/resource.js';
 import type { DeployImageOptions } from '../project/deploy-image.js';
-import { apiContext, deployImageContext, type ApiContext } from './context.js';
+import { apiContext, deployImageContext, externalContext, type ApiContext } from './context.js';
+import { externalSample } from './external-sample.js';
 import { addDeployImage, checkDeployImage } from './deploy-image.js';
 import { addAtMarker } from './add-at-marker.js';
 import type { Plan } from './plan.js';
@@ -39,14 +47,29 @@ export async function planCreateApi(project: LoadedProject, options: CreateApiOp
     });
   }
   const existing = findResource(config, options);
-  // A controller for an API this project already has is a controller for a custom kind, not a built-in.
-  const builtin = !options.resource && !existing?.api;
-  const resource = resolveResource(options, config, builtin);
-  if (!options.resource && !resource.builtin && !existing?.api) {
+  // A controller for a kind `import crd` wrote into src/external: typed with the imported type.
+  const imported =
+    !options.resource && !existing?.api && isImportedKind(project.root, options)
+      ? readImportedKind(project.root, options)
+      : undefined;
+  if (imported && options.plural !== undefined && options.plural !== imported.plural)
     throw new KubesmithError(
-      `${options.group} is neither a built-in API group nor the group of an API in this project`,
+      `--plural ${options.plural}: ${options.kind} is imported, and its CRD names it ${imported.plural}`,
+      { hint: 'leave --plural out: an imported kind takes its plural from its CRD' },
+    );
+  if (options.resource && isImportedKind(project.root, options))
+    throw new KubesmithError(
+      `${options.kind} (${options.group}/${options.version}) is imported into src/external: its owner ships its CRD, the project cannot own it too`,
+      { hint: 'pass --resource=false to scaffold a controller for the imported kind' },
+    );
+  // A controller for an API this project already has is a controller for a custom kind, not a built-in.
+  const builtin = !options.resource && !existing?.api && imported === undefined;
+  const resource = imported ? externalResource(imported) : resolveResource(options, config, builtin);
+  if (!options.resource && !resource.builtin && !existing?.api && !imported) {
+    throw new KubesmithError(
+      `${options.group} is neither a built-in API group, nor the group of an API in this project, nor of a kind imported into src/external`,
       {
-        hint: 'create the API too (drop --resource=false), or use a built-in group such as core, apps, batch or networking',
+        hint: 'create the API too (drop --resource=false), use a built-in group such as core, apps, batch or networking, or import the CRD first (`kubesmith import crd`, then --group <its whole group>)',
       },
     );
   }
@@ -95,7 +118,19 @@ export async function planCreateApi(project: LoadedProject, options: CreateApiOp
     await insertResourceEntries(tree, context);
   }
   if (options.controller) {
-    await addFolder(tree, resource.builtin ? 'api/builtin-controller' : 'api/controller', context, replaced);
+    if (imported) {
+      const sample = externalSample(imported.schema);
+      await addFolder(tree, 'api/external-controller', {
+        ...context,
+        ...externalContext(context, imported, sample),
+      });
+    } else
+      await addFolder(
+        tree,
+        resource.builtin ? 'api/builtin-controller' : 'api/controller',
+        context,
+        replaced,
+      );
     await addAtMarker(
       tree,
       MAIN_FILE,
@@ -115,8 +150,9 @@ export async function planCreateApi(project: LoadedProject, options: CreateApiOp
     group: resource.group,
     version: resource.version,
     kind: resource.kind,
-    ...(resource.builtin ? {} : { domain: config.domain }),
+    ...(resource.builtin || imported ? {} : { domain: config.domain }),
     ...(resource.recordedPlural ? { plural: resource.recordedPlural } : {}),
+    ...(imported ? { external: true } : {}),
     path: resource.builtin
       ? '@kubernetes/client-node'
       : kindLayout(resource, config.multigroup ?? false).typesFile,

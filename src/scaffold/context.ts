@@ -66,6 +66,44 @@ export interface ApiContext extends InitContext {
   testNamespace: string;
 }
 
+/** What the templates of an imported kind's controller (templates/api/external-controller) add. */
+export interface ExternalContext {
+  /** From the controller's tests to the kind's types in src/external. */
+  typesImportFromTest: string;
+  /** The fields of the tests' object besides apiVersion, kind and metadata, as TypeScript properties. */
+  sampleFields: string;
+  /** Whether the object holds every field the CRD requires for certain (else its API server test is skipped). */
+  sampleComplete: boolean;
+  /** The field it could not fill in, when not complete. */
+  sampleUnsure: string;
+  /** The version has the status subresource: the controller's RBAC names it. */
+  statusSubresource: boolean;
+}
+
+/** Fields of an object as TypeScript properties: JSON is TypeScript, keys and strings JSON string literals. */
+export function sampleFieldsOf(fields: Record<string, unknown>): string {
+  return Object.entries(fields)
+    .map(([key, value]) => `${JSON.stringify(key)}: ${JSON.stringify(value)},`)
+    .join(' ');
+}
+
+export function externalContext(
+  context: ApiContext,
+  kind: { typesFile: string; statusSubresource: boolean },
+  sample: { fields: Record<string, unknown>; unsure: string | undefined },
+): ExternalContext {
+  return {
+    typesImportFromTest: importPath(context.testDir, kind.typesFile),
+    sampleFields: sampleFieldsOf(sample.fields),
+    sampleComplete: sample.unsure === undefined,
+    // In a line comment: a JSON string, with the line separators JSON leaves as they are escaped too.
+    sampleUnsure: JSON.stringify(sample.unsure ?? '')
+      .replace(/\u2028/g, '\\u2028')
+      .replace(/\u2029/g, '\\u2029'),
+    statusSubresource: kind.statusSubresource,
+  };
+}
+
 /** What the templates of `create api --image` (templates/api/deploy-image) add to the ApiContext. */
 export interface DeployImageContext {
   image: string;

@@ -12,6 +12,8 @@ import type { License, ProjectConfig, ResourceConfig } from '../project/config.j
 import type { DeployImageOptions } from '../project/deploy-image.js';
 import { KNOWN_PLUGINS, recordedDeployImage, recordedHelm, type HelmOptions } from '../project/plugins.js';
 import { validateOwner } from '../project/validation.js';
+import { externalCrdFile } from '../project/layout.js';
+import { defaultPlural } from '../project/resource.js';
 
 export type ReplayStep =
   | {
@@ -49,6 +51,15 @@ export type ReplayStep =
         validation: boolean;
         conversion: boolean;
         spoke: string[];
+      };
+    }
+  | {
+      command: 'import crd';
+      options: {
+        /** The copy of the CRD in the input project (config/crd/external/<group>_<plural>.yaml). */
+        source: string;
+        /** The versions of the kind PROJECT records. */
+        version: string[];
       };
     }
   | { command: 'helm-chart'; options: HelmOptions };
@@ -90,7 +101,23 @@ export function replaySteps(config: ProjectConfig, boilerplate: string | undefin
       steps.push(webhookStep(resource, { conversion: true }));
     }
   };
+  const imported = new Set<string>();
   for (const resource of config.resources) {
+    // An imported kind: its CRD imported again, from the copy the project keeps, before its first command.
+    const crd = `${resource.group}/${resource.kind}`;
+    if (resource.external && !imported.has(crd)) {
+      imported.add(crd);
+      const versions = config.resources
+        .filter((r) => r.external && r.group === resource.group && r.kind === resource.kind)
+        .map((r) => r.version);
+      steps.push({
+        command: 'import crd',
+        options: {
+          source: externalCrdFile(resource.group, resource.plural ?? defaultPlural(resource.kind)),
+          version: [...new Set(versions)],
+        },
+      });
+    }
     if (resource.api || resource.controller) {
       const deployImage = recordedDeployImage(config.extra['plugins'], resource);
       steps.push({
@@ -160,7 +187,10 @@ function refuseUnknown(config: ProjectConfig): void {
     if (unknown !== undefined) refuse(`the key ${JSON.stringify(unknown.slice(0, 80))} in ${where}`);
     if (!resource.api && !resource.controller && !resource.webhooks)
       refuse(`${where} with neither an API, a controller nor a webhook`);
-    // create api qualifies a project's group with the project's domain, and records that domain.
+    // create api qualifies a project's group with the project's domain, and records that domain (an
+    // imported kind's group is whole, and records none).
+    if (resource.external && (resource.domain !== undefined || resource.api))
+      refuse(`${where}, an imported kind, with a domain or an API of the project`);
     if (resource.domain !== undefined && resource.domain !== config.domain)
       refuse(`${where} in domain ${resource.domain}, not the project's ${config.domain}`);
   });

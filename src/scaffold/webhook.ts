@@ -10,8 +10,16 @@ import { readFile } from 'node:fs/promises';
 import { KubesmithError } from '../errors.js';
 import { serializeProject, type ProjectConfig, type ResourceConfig } from '../project/config.js';
 import type { LoadedProject } from '../project/find.js';
-import { BUILTIN_GROUPS, findResource, resolveResource, type ResourceFlags } from '../project/resource.js';
-import { apiContext, type ApiContext } from './context.js';
+import {
+  BUILTIN_GROUPS,
+  externalResource,
+  findResource,
+  resolveResource,
+  type ResourceFlags,
+} from '../project/resource.js';
+import { apiContext, sampleFieldsOf, type ApiContext } from './context.js';
+import { externalSample } from './external-sample.js';
+import { isImportedKind, readImportedKind } from '../project/external.js';
 import { addAtMarker } from './add-at-marker.js';
 import type { Plan } from './plan.js';
 import { addFolder, templateEngine, templatesDir } from './render.js';
@@ -92,21 +100,40 @@ export interface WebhookContext extends ApiContext {
   mutatingName: string;
   validatingName: string;
   builtin: boolean;
+  /** A kind imported into src/external: its types there, its tests' object from its CRD. */
+  external: boolean;
+  /** A kind of the project's own API (neither built in nor imported): it may have conversion webhooks. */
+  ownKind: boolean;
   /** The TypeScript type of the kind: the kind itself, or `V1Pod` for a built-in. */
   typeName: string;
   rootFromWebhookTest: string;
+  /** From the webhook's tests to the kind's types; '' for built-in kinds. */
+  typesFromWebhookTest: string;
+  /** An imported kind's tests' object: its required fields (externalSample); '' and true otherwise. */
+  sampleFields: string;
+  sampleComplete: boolean;
 }
 
-function webhookContext(base: ApiContext, builtin: boolean): WebhookContext {
-  const layout = kindLayout({ ...base, builtin }, base.multigroup);
+function webhookContext(
+  base: ApiContext,
+  builtin: boolean,
+  sample: { fields: Record<string, unknown>; unsure: string | undefined } | undefined,
+): WebhookContext {
+  const external = sample !== undefined;
+  const layout = kindLayout({ ...base, builtin, external }, base.multigroup);
   const { webhookFile, webhookTestFile, webhookIntegrationTestFile } = layout;
   const testDir = layout.webhookTestDir;
   const dashed = base.qualifiedGroup.replace(/\./g, '-');
   return {
     ...base,
     builtin,
+    external,
+    ownKind: !builtin && !external,
     typeName: builtin ? base.clientType : base.kind,
     rootFromWebhookTest: rootFrom(testDir),
+    typesFromWebhookTest: builtin ? '' : importPath(testDir, layout.typesFile),
+    sampleFields: sample ? sampleFieldsOf(sample.fields) : '',
+    sampleComplete: sample ? sample.unsure === undefined : true,
     webhookFile,
     webhookTestFile,
     webhookIntegrationTestFile,
@@ -184,8 +211,13 @@ export async function planCreateWebhook(
     });
   }
   const existing = findResource(config, options);
-  const builtin = !existing?.api;
-  if (options.conversion && builtin) {
+  // A kind `import crd` wrote into src/external: its webhook goes to src/webhooks, typed with its type.
+  const imported =
+    !existing?.api && isImportedKind(project.root, options)
+      ? readImportedKind(project.root, options)
+      : undefined;
+  const builtin = !existing?.api && imported === undefined;
+  if (options.conversion && !existing?.api) {
     throw new KubesmithError(
       `conversion webhooks convert between the versions of the project's own kinds; ${options.kind} (${options.group}/${options.version}) is not one`,
       { hint: 'create the kind with `kubesmith create api` first, or leave --conversion out' },
@@ -196,12 +228,13 @@ export async function planCreateWebhook(
     throw new KubesmithError(
       `API resource ${options.kind} (${options.group}/${options.version}) does not exist in PROJECT`,
       {
-        hint: 'create it first with `kubesmith create api`, or name a built-in kind (core, apps, batch ...)',
+        hint: 'create it first with `kubesmith create api`, name a built-in kind (core, apps, batch ...), or import its CRD (`kubesmith import crd`, then --group <its whole group>)',
       },
     );
   }
-  // The kind's recorded plural (`create api --plural`) names its resource in the webhook rules.
-  const resource = resolveResource(options, config, builtin);
+  // The kind's recorded plural (`create api --plural`) names its resource in the webhook rules; an imported
+  // kind's is its CRD's.
+  const resource = imported ? externalResource(imported) : resolveResource(options, config, builtin);
   const hooks = existing?.webhooks;
   const wanted = [
     ...(options.defaulting ? [['defaulting', hooks?.defaulting] as const] : []),
@@ -221,10 +254,17 @@ export async function planCreateWebhook(
 
   const tree = new Tree(project.root, options.force);
   const boilerplate = (await tree.read(BOILERPLATE_FILE)) ?? '';
-  const context = webhookContext(apiContext(config, resource, boilerplate), resource.builtin);
+  const context = webhookContext(
+    apiContext(config, resource, boilerplate),
+    resource.builtin,
+    imported && externalSample(imported.schema),
+  );
   await addFolder(tree, 'webhook/files', context);
-  // Built-in kinds without a known valid object get no test on the API server.
-  const integration = !context.builtin || context.builtinSampleFields !== '';
+  // Built-in kinds without a known valid object, and imported kinds whose CRD asks more than kubesmith can
+  // fill in, get no test on the API server.
+  const integration = imported
+    ? context.sampleComplete
+    : !context.builtin || context.builtinSampleFields !== '';
   if (integration) await addFolder(tree, 'webhook/integration', context);
   const block = async (file: string, point: string, fragment: string) =>
     addAtMarker(tree, file, point, await renderFragment(fragment, context), { block: true });
@@ -269,13 +309,24 @@ export async function planCreateWebhook(
   );
 
   const entry: ResourceConfig = {
-    ...(existing ?? {
-      group: resource.group,
-      version: resource.version,
-      kind: resource.kind,
-      path: '@kubernetes/client-node',
-      extra: {},
-    }),
+    ...(existing ??
+      (imported
+        ? {
+            group: resource.group,
+            version: resource.version,
+            kind: resource.kind,
+            ...(resource.recordedPlural ? { plural: resource.recordedPlural } : {}),
+            external: true,
+            path: imported.typesFile,
+            extra: {},
+          }
+        : {
+            group: resource.group,
+            version: resource.version,
+            kind: resource.kind,
+            path: '@kubernetes/client-node',
+            extra: {},
+          })),
     webhooks: {
       ...(hooks ?? { extra: {} }),
       ...(options.defaulting || hooks?.defaulting ? { defaulting: true } : {}),

@@ -147,6 +147,36 @@ describe('alpha generate --output-dir', () => {
   );
 });
 
+describe('alpha generate with an imported kind', () => {
+  it(
+    'imports the CRD again from the copy the project keeps, then its controller and webhooks: byte for byte',
+    async () => {
+      const crd = path.resolve(
+        import.meta.dirname,
+        '../fixtures/import/controller-gen/tls.example.com_certificates.yaml',
+      );
+      const certificate = ['--group', 'tls.example.com', '--version', 'v1', '--kind', 'Certificate'];
+      await kubesmith('init', '--domain', 'example.com', '--skip-install');
+      await kubesmith('import', 'crd', crd);
+      await kubesmith('create', 'api', ...certificate, '--resource=false', '--controller');
+      await kubesmith('create', 'webhook', ...certificate, '--programmatic-validation');
+
+      const result = await run(dir, 'alpha', 'generate', '--output-dir', output, '--json');
+      expect(result.stderr).not.toMatch(/error:/);
+      expect(result.code).toBe(0);
+      expect((JSON.parse(result.stdout) as { steps: string[] }).steps).toEqual([
+        expect.stringMatching(/^kubesmith init /),
+        'kubesmith import crd config/crd/external/tls.example.com_certificates.yaml --version v1',
+        expect.stringMatching(/^kubesmith create api --group tls\.example\.com .*--controller$/),
+        expect.stringMatching(/^kubesmith create webhook --group tls\.example\.com .*--validation$/),
+        'kubesmith manifests',
+      ]);
+      expect(await snapshot(output)).toEqual(await snapshot(dir));
+    },
+    TIMEOUT,
+  );
+});
+
 /** Runs alpha generate and expects a refusal: exit 1, one error line, a hint, nothing written anywhere. */
 async function expectRefused(args: string[], message: RegExp): Promise<void> {
   const before = await snapshot(dir);
@@ -184,8 +214,14 @@ describe('alpha generate refuses', () => {
     ['an unknown key', (p) => `${p}repo: github.com/x/y\n`, /the key "repo"/],
     [
       'an unknown resource key',
+      (p) => p.replace('    kind: Guestbook\n', '$&    generatedBy: someone\n'),
+      /the key "generatedBy" in resource 1/,
+    ],
+    [
+      // kubebuilder's `external: true` is an imported kind's: the project owns no API for it.
+      'a resource both external and an API of the project',
       (p) => p.replace('    kind: Guestbook\n', '$&    external: true\n'),
-      /the key "external" in resource 1/,
+      /resource 1 \(webapp\/v1 "Guestbook"\): api: an external kind has no API of the project/,
     ],
     [
       'an owner with a line break',

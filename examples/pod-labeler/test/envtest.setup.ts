@@ -17,7 +17,8 @@ limitations under the License.
 /**
  * vitest's global setup (vitest.config.ts): one control plane for the whole test run, shared by every
  * integration test file, as kubebuilder's suite_test.go starts one envtest per package. It starts etcd and
- * kube-apiserver once, installs the CRDs of config/crd/bases, and provides its kubeconfig to the test files
+ * kube-apiserver once, installs the CRDs of config/crd/bases (the project's) and config/crd/external (the
+ * copies `kubesmith import crd` keeps of other APIs' CRDs), and provides its kubeconfig to the test files
  * (test/envtest.ts reads it); they stop at the end of the run. A run without integration test files
  * (`npm run test:unit`) starts nothing.
  *
@@ -30,11 +31,13 @@ import { binaryAssetsOrSkip, startEnvtest, type EnvtestOptions } from '@kubesmit
 import type { TestProject } from 'vitest/node';
 import type { ProvidedEnvtest } from './envtest.js';
 
-const crds = fileURLToPath(new URL('../config/crd/bases', import.meta.url));
+const crds = ['../config/crd/bases', '../config/crd/external'].map((dir) =>
+  fileURLToPath(new URL(dir, import.meta.url)),
+);
 
 const options: EnvtestOptions = {
-  // None before the first `create api` of a custom kind.
-  crdDirectoryPaths: existsSync(crds) ? [crds] : [],
+  // None before the first `create api` of a custom kind or `import crd`.
+  crdDirectoryPaths: crds.filter((dir) => existsSync(dir)),
   // +kubesmith:scaffold:envtestoptions
 };
 
