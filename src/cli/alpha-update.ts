@@ -204,7 +204,7 @@ async function update(flags: UpdateFlags, context: CommandContext): Promise<void
     }
 
     // 7. Post-steps, only on a tree without conflict markers.
-    const steps_run: string[] = [];
+    const ran: string[] = [];
     let failed: { step: string; result: ProcessResult } | undefined;
     if (conflicted.length === 0) {
       await runCli(newCli, ['manifests'], project, env);
@@ -216,20 +216,20 @@ async function update(flags: UpdateFlags, context: CommandContext): Promise<void
           { ...env, IMG: '' },
         );
       }
-      steps_run.push('kubesmith manifests');
+      ran.push('kubesmith manifests');
       lap('manifests and chart');
       const install = await runProcess('npm', ['install', '--no-audit', '--no-fund', '--loglevel', 'error'], {
         cwd: project,
         timeoutMs: NPM_INSTALL_TIMEOUT_MS,
       });
-      steps_run.push('npm install');
+      ran.push('npm install');
       lap('npm install');
       if (install.code !== 0) failed = { step: 'npm install', result: install };
       if (!failed && flags.verify) {
         for (const script of ['build', 'lint', 'test']) {
           const args = script === 'test' ? ['test'] : ['run', script];
           const result = await runProcess('npm', args, { cwd: project, timeoutMs: VERIFY_TIMEOUT_MS });
-          steps_run.push(`npm ${args.join(' ')}`);
+          ran.push(`npm ${args.join(' ')}`);
           lap(`npm ${args.join(' ')}`);
           if (result.code !== 0) {
             failed = { step: `npm ${args.join(' ')}`, result };
@@ -281,7 +281,7 @@ async function update(flags: UpdateFlags, context: CommandContext): Promise<void
       oldScaffold: how,
       files,
       conflicted: conflicted.map((f) => f.path),
-      ran: steps_run,
+      ran,
       changelog,
       timings,
     });
@@ -607,6 +607,7 @@ async function textMerge(
     [
       'merge-file',
       '-p',
+      '--diff3',
       '-L',
       options.ourLabel,
       '-L',

@@ -8,6 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { KubesmithError } from '../errors.js';
 import type { ReplayStep } from '../scaffold/replay.js';
 
@@ -41,15 +42,22 @@ export async function runProcess(
   };
 }
 
-/** The last line of a failed process's output that says something: what an error message quotes. */
+/**
+ * The line of a failed process's output that says what failed: an `error:` line (kubesmith), the first
+ * line naming a failure (a test runner's FAIL, a compiler's error), else the last line. Colours removed.
+ */
 export function lastLine(result: ProcessResult): string {
   if (result.timedOut) return 'timed out';
-  const lines = `${result.stderr}\n${result.stdout}`
+  const lines = stripVTControlCharacters(`${result.stderr}\n${result.stdout}`)
     .split('\n')
     .map((line) => line.trim())
     .filter(Boolean);
-  const error = lines.find((line) => line.startsWith('error:'));
-  return (error ?? lines.at(-1) ?? `exit code ${result.code}`).slice(0, 400);
+  const line =
+    lines.find((l) => l.startsWith('error:')) ??
+    lines.find((l) => /^(FAIL|×|✗)\s|\berror\b|\bERR!/i.test(l)) ??
+    lines.at(-1) ??
+    `exit code ${result.code}`;
+  return line.slice(0, 400);
 }
 
 /** A kubesmith to run: `node <bin>`, and the package directory it came from. */

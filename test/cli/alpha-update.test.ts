@@ -148,7 +148,7 @@ const refs = (dir: string) => git(dir, 'for-each-ref', '--format=%(refname) %(ob
 async function teamEdits(dir: string): Promise<[string, string][]> {
   const typesFile = 'src/api/webapp/v1/guestbook.types.ts';
   const sizeField =
-    '\n  /**\n   * size is the number of guestbook pages to keep.\n   * +kubebuilder:validation:Minimum=1\n   * +kubebuilder:default=1\n   */\n  size?: number;\n';
+    '\n  /**\n   * size is the number of guestbook pages to keep.\n   * +kubebuilder:validation:Minimum=1\n   * +kubebuilder:validation:Maximum=100\n   */\n  size?: number;\n';
   await edit(dir, typesFile, '  foo?: string;\n}\n', `  foo?: string;\n${sizeField}}\n`);
   const controllerFile = 'src/controllers/guestbook.controller.ts';
   const reconcileLine = "    context.logger.info('pages to keep', { size: guestbook.spec?.size ?? 1 });\n";
@@ -226,7 +226,7 @@ describe('alpha update from an older build', () => {
     const outcome = (file: string) => report.files.find((f) => f.path === file)?.outcome;
     expect(outcome('package.json')).toBe('merged');
     expect(outcome('package-lock.json')).toBe('regenerated');
-    expect(outcome('src/pages.ts')).toBeUndefined(); // only on the user's side, and unchanged
+    expect(outcome('src/pages.ts')).toBe('kept'); // a file of their own
 
     // The user's branch and work tree are as they were; the new branch holds one commit on top of it.
     expect((await refs(dir)).split('\n').filter((line) => !line.includes(report.outputBranch))).toEqual(
@@ -292,7 +292,7 @@ describe('alpha update from an older build', () => {
 
     const result = await timed('alpha update with a conflict', () => runWithEnv(env, dir, 'alpha', 'update'));
     expect(result.code).toBe(1);
-    expect(result.stdout).toMatch(/^.*conflict\s+Dockerfile$/m);
+    expect(result.stderr).toMatch(/^\S*conflict\s+Dockerfile$/m);
     const errors = result.stderr.split('\n').filter((line) => line.startsWith('error:'));
     expect(errors).toEqual([
       expect.stringContaining('1 file conflicts (Dockerfile): nothing was run, no branch was made'),
@@ -301,6 +301,24 @@ describe('alpha update from an older build', () => {
     expect(await refs(dir)).toBe(before);
     expect(await git(dir, 'rev-parse', 'HEAD')).toBe(head);
     expect(await git(dir, 'status', '--porcelain')).toBe('');
-    expect(await git(dir, 'worktree', 'list', '--porcelain')).not.toContain('kubesmith-update');
+    const worktrees = async () => (await git(dir, 'worktree', 'list', '--porcelain')).match(/^worktree /gm);
+    expect(await worktrees()).toHaveLength(1);
+
+    // --force (for CI) commits the markers on the new branch instead, says so, and runs nothing.
+    const forced = await timed('alpha update --force with a conflict', () =>
+      runWithEnv(env, dir, 'alpha', 'update', '--force', '--output-branch', 'update-with-markers', '--json'),
+    );
+    expect(forced.code).toBe(0);
+    expect(forced.stderr).toMatch(
+      /^warning: --force: 1 file with conflict markers committed to update-with-markers/m,
+    );
+    const report = JSON.parse(forced.stdout) as { conflicted: string[]; ran: string[] };
+    expect(report.conflicted).toEqual(['Dockerfile']);
+    expect(report.ran).toEqual([]);
+    expect(await git(dir, 'show', 'update-with-markers:Dockerfile')).toMatch(
+      /^<<<<<<< main\n.*--omit=peer\n\|\|\|\|\|\|\| kubesmith 0\.1\.0\n.*=======\n.*--omit=optional\n>>>>>>> kubesmith 0\.1\.0\+/ms,
+    );
+    expect(await git(dir, 'rev-parse', 'HEAD')).toBe(head);
+    expect(await git(dir, 'status', '--porcelain')).toBe('');
   }, 900_000);
 });
