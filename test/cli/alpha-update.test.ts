@@ -270,7 +270,8 @@ describe('alpha update from an older build', () => {
         !(file in theirs) &&
         !edited.includes(file) &&
         file !== 'package-lock.json' &&
-        !file.startsWith('node_modules/'),
+        !file.startsWith('node_modules/') &&
+        file !== '.git', // the worktree's link to the repository
     );
     expect(extra).toEqual([]);
     await git(dir, 'worktree', 'remove', '--force', merged);

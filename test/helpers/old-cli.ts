@@ -50,6 +50,7 @@ export async function oldCliTarball(commit: string): Promise<OldCli> {
   await sh('npm', ['pack', '--ignore-scripts', '--pack-destination', dir, '--loglevel', 'error'], source);
   await rm(source, { recursive: true, force: true });
   const tarball = await packed();
-  if (!tarball || !existsSync(path.join(dir, tarball))) throw new Error(`npm pack of ${commit} made no tarball`);
+  if (!tarball || !existsSync(path.join(dir, tarball)))
+    throw new Error(`npm pack of ${commit} made no tarball`);
   return { tarball: path.join(dir, tarball), commit };
 }
