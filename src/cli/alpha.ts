@@ -27,6 +27,7 @@ import type { Plan } from '../scaffold/plan.js';
 import type { LoadedProject } from '../project/find.js';
 import type { ReplayStep } from '../scaffold/replay.js';
 import type { KubesmithPackages } from '../scaffold/packages.js';
+import { registerUpdate } from './alpha-update.js';
 
 interface GenerateFlags {
   inputDir?: string;
@@ -63,6 +64,7 @@ export function registerAlpha(program: Command, contextFor: (command: Command) =
     .action(async (flags: GenerateFlags, command: Command) => {
       await generate(flags, contextFor(command));
     });
+  registerUpdate(alpha, contextFor);
 }
 
 async function generate(flags: GenerateFlags, context: CommandContext): Promise<void> {

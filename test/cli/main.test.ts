@@ -27,6 +27,7 @@ describe('the kubesmith command', () => {
     [['validate']],
     [['edit']],
     [['alpha', 'generate']],
+    [['alpha', 'update']],
     [['version']],
   ])('%j --help has examples', async (args) => {
     const dir = await tempDir();

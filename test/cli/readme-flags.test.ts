@@ -42,6 +42,7 @@ describe("README's flags", () => {
     'build-installer',
     'helm-chart',
     'alpha generate',
+    'alpha update',
   ])('kubesmith %s: the section names every flag of --help, and its table no other', async (command) => {
     const dir = await tempDir();
     try {

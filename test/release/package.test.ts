@@ -230,6 +230,13 @@ describe('the kubesmith tarball', () => {
     }
   });
 
+  it('carries CHANGELOG.md: alpha update prints the entries an update crosses from it', async () => {
+    const cli = pkg(CLI);
+    expect(await readFile(path.join(cli.dir, 'CHANGELOG.md'), 'utf8')).toBe(
+      await readFile(path.join(repo, 'CHANGELOG.md'), 'utf8'),
+    );
+  });
+
   it('holds the whole templates/ directory', async () => {
     const shipped = pkg(CLI).files.filter((f) => f.startsWith('templates/'));
     const inRepo = (await listFiles(path.join(repo, 'templates'))).map((f) => `templates/${f}`);
