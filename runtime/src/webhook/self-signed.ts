@@ -585,6 +585,8 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
       signal.removeEventListener('abort', onAbort);
       resolve();
     }, ms);
+    // The provider's waits never keep a process alive: once the manager has stopped, it exits.
+    timer.unref();
     signal.addEventListener('abort', onAbort, { once: true });
   });
 }
