@@ -8,7 +8,6 @@
  * leader. Needs the envtest binaries (`npx kubesmith envtest`).
  */
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { X509Certificate } from 'node:crypto';
@@ -32,6 +31,7 @@ import {
   fieldError,
 } from '../../src/webhook/index.js';
 import { memoryLogger, waitFor } from './helpers.js';
+import { startProxy } from './proxy.js';
 
 interface GuestbookV1 extends KubernetesObject {
   spec: { replicas?: number; image?: string };
@@ -92,45 +92,6 @@ const TIMING = {
 };
 
 const assets = findBinaryAssets();
-
-/** A TCP proxy in front of the replicas: each connection goes to the next replica that accepts it. */
-function startProxy(backends: () => number[]): Promise<{ port: number; close: () => void }> {
-  let turn = 0;
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    sockets.add(client);
-    client.on('close', () => sockets.delete(client));
-    client.on('error', () => client.destroy());
-    const ports = backends();
-    const tryConnect = (left: number) => {
-      if (left === 0 || ports.length === 0) return client.destroy();
-      const port = ports[turn++ % ports.length]!;
-      const upstream = net.connect(port, '127.0.0.1');
-      upstream.once('connect', () => {
-        sockets.add(upstream);
-        client.pipe(upstream).pipe(client);
-        upstream.on('close', () => client.destroy());
-        client.on('close', () => upstream.destroy());
-      });
-      upstream.once('error', () => {
-        upstream.destroy();
-        if (!upstream.readyState || upstream.readyState === 'closed') tryConnect(left - 1);
-      });
-    };
-    tryConnect(ports.length);
-  });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
-      resolve({
-        port: (server.address() as net.AddressInfo).port,
-        close: () => {
-          server.close();
-          for (const socket of sockets) socket.destroy();
-        },
-      }),
-    ),
-  );
-}
 
 interface Replica {
   name: string;
