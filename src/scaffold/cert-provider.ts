@@ -22,6 +22,7 @@ import { addAtMarker } from './add-at-marker.js';
 import { initContext, type InitContext } from './context.js';
 import { tsStringArray } from './escape.js';
 import { addManifests } from './manifests.js';
+import { formatTypeScript } from './format.js';
 import type { Plan, PlanEntry } from './plan.js';
 import { addFolder, renderFolder } from './render.js';
 import { Tree } from './tree.js';
@@ -192,8 +193,10 @@ export async function planCertProvider(project: LoadedProject, provider: CertPro
     }
     // The manager's certificate volume: a Secret cert-manager fills, or a directory the manager writes.
     await tree.write(MANAGER_WEBHOOK_PATCH_FILE, await renderManagerPatch(context));
-    await addManifests(tree);
   }
+  // As every command that writes TypeScript: Prettier on it, then the manifests of the sources as they will be.
+  await formatTypeScript(tree);
+  if (hasWebhooks(config)) await addManifests(tree);
   const plan = await tree.plan();
   const removed: PlanEntry[] = [];
   for (const file of removals) {

@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { findKubectl } from '../../src/shipping/kubectl.js';
 import { read, removeTemp, run, snapshot, tempDir } from '../helpers/run.js';
 
 let dir: string;
@@ -82,9 +83,24 @@ describe('--cert-provider self', () => {
       "if (process.env['ENABLE_WEBHOOKS'] !== 'false') await provideWebhookCertificates(mgr);\n// +kubesmith:scaffold:builder",
     );
     const provider = await read(dir, 'src/webhook-certificates.ts');
-    expect(provider).toContain("secretName: 'fleet-webhook-server-cert',");
-    expect(provider).toContain("serviceName: 'fleet-webhook-service',");
+    expect(provider).toContain("secretName: name('WEBHOOK_CERT_SECRET', 'fleet-webhook-server-cert'),");
+    expect(provider).toContain("serviceName: name('WEBHOOK_SERVICE', 'fleet-webhook-service'),");
+    expect(patch).toContain('- name: WEBHOOK_CERT_SECRET\n          value: fleet-webhook-server-cert\n');
     expect(provider).toContain("conversionCrds: ['guestbooks.webapp.example.com'],");
+
+    // The Helm chart: no cert-manager template; the names the manager is given follow the release's.
+    if (await findKubectl(process.env).catch(() => undefined)) {
+      const chart = await run(dir, 'helm-chart', '--img', 'registry.example.com/fleet:v1');
+      expect(chart.code, chart.stderr).toBe(0);
+      const templates = Object.entries(await snapshot(path.join(dir, 'dist/chart')));
+      expect(templates.filter(([, text]) => /cert-manager/.test(text)).map(([f]) => f)).toEqual([]);
+      expect(await read(dir, 'dist/chart/templates/manager/manager.yaml')).toContain(
+        '- name: WEBHOOK_SERVICE\n              value: "{{ include "fleet.fullname" . }}-webhook-service"\n',
+      );
+      expect(await read(dir, 'dist/chart/templates/rbac/webhook-certificates-cabundle-role.yaml')).toContain(
+        '- "{{ include "fleet.fullname" . }}-mutating-webhook-configuration"\n',
+      );
+    }
   }, 240_000);
 
   it('edit --cert-provider self, then cert-manager: each time the project init and the same commands make', async () => {

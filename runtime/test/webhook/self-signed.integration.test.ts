@@ -414,7 +414,8 @@ describe('self-signed webhook certificates on kube-apiserver', () => {
     await waitFor(async () => 'next-ca.crt' in (await secretData()), 20_000);
     const started2 = Date.now();
     const sentBefore2 = sent;
-    await stopReplica(leader);
+    // Timed to the Secret's last step, not to the end of the old leader's graceful stop.
+    const stopping = stopReplica(leader);
     const follower = leader === a ? b : a;
     await waitFor(() => isLeader(follower), 10_000);
     await waitFor(async () => {
@@ -424,6 +425,7 @@ describe('self-signed webhook certificates on kube-apiserver', () => {
     const thirdCa = decode((await secretData())['ca.crt']);
     await waitFor(async () => (await bundles()).every((bundle) => bundle === thirdCa), 10_000);
     const rotation2 = { ms: Date.now() - started2, requests: sent - sentBefore2 };
+    await stopping;
     const fingerprint3 = new X509Certificate(decode((await secretData())['tls.crt'])).fingerprint256;
     await waitFor(async () => (await served()).every((served) => served === fingerprint3), 5_000);
 
@@ -432,7 +434,8 @@ describe('self-signed webhook certificates on kube-apiserver', () => {
     console.log(
       `rotation figures: rotation 1 ${rotation1.ms} ms, ${rotation1.requests} request rounds; ` +
         `rotation 2 with a leader change ${rotation2.ms} ms, ${rotation2.requests} request rounds; ` +
-        `${sent} rounds in all (create v1 + read v2 + refused create), ${failures.length} failures`,
+        `${sent} rounds in all (create v1 + read v2 + refused create), ${failures.length} failures ` +
+        JSON.stringify(failures),
     );
     expect(failures).toEqual([]);
     expect(refused.count).toBeGreaterThan(0);
