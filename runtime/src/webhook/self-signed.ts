@@ -316,8 +316,12 @@ export class SelfSignedCertificates {
         return 0;
       }
       case 'removing': {
-        const switchedAt = Number.isNaN(phase.switchedAt) ? now : phase.switchedAt;
-        const left = switchedAt + this.o.overlapMs - now;
+        if (Number.isNaN(phase.switchedAt)) {
+          // No time of the switch recorded (an edit by hand): the overlap counts from now.
+          await this.writeSecret(secret, data, { [SWITCHED_AT]: new Date(now).toISOString() });
+          return 0;
+        }
+        const left = phase.switchedAt + this.o.overlapMs - now;
         if (left > 0) return left;
         await this.ensureBundles(phase.current.ca, secret);
         await this.writeSecret(secret, materialData(phase.current), {});

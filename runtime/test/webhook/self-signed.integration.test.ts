@@ -188,6 +188,19 @@ describe('self-signed webhook certificates on kube-apiserver', () => {
     await replica.running;
   }
 
+  /**
+   * The leader stops mid-rotation: its provider stops and it gives its Lease up, as a stopping manager
+   * does; the proxy sends no new connection to it (a terminating pod's endpoint is gone), while its
+   * webhook server drains the connections the apiserver holds to it. Its manager stops after the load.
+   * (Closing the server at once would race the apiserver reusing an idle kept-alive connection: an EOF,
+   * which the apiserver does not retry; that is the server's shutdown, not the certificate.)
+   */
+  async function stopLeading(replica: Replica): Promise<void> {
+    replica.stopped = true;
+    replica.certificates.stop();
+    await replica.mgr.leaderElector!.stop();
+  }
+
   let admin: Client;
   const client = () => admin;
   const decode = (value: string | undefined) => Buffer.from(value ?? '', 'base64').toString('utf8');
@@ -320,7 +333,7 @@ describe('self-signed webhook certificates on kube-apiserver', () => {
   }, 120_000);
 
   afterAll(async () => {
-    for (const replica of replicas) if (!replica.stopped) await stopReplica(replica);
+    for (const replica of replicas) if (replica.mgr.webhookServer.started) await stopReplica(replica);
     (admin as HttpClient | undefined)?.close();
     proxy?.close();
     await env?.stop();
@@ -415,7 +428,7 @@ describe('self-signed webhook certificates on kube-apiserver', () => {
     const started2 = Date.now();
     const sentBefore2 = sent;
     // Timed to the Secret's last step, not to the end of the old leader's graceful stop.
-    const stopping = stopReplica(leader);
+    const stopping = stopLeading(leader);
     const follower = leader === a ? b : a;
     await waitFor(() => isLeader(follower), 10_000);
     await waitFor(async () => {

@@ -70,14 +70,8 @@ export function phaseOf(
   }
   const previousCa = data[KEYS.previousCa];
   if (previousCa !== undefined) {
-    const switchedAt = Date.parse(annotations[SWITCHED_AT] ?? '');
-    // No time recorded: count the overlap from now, the safe side.
-    return {
-      phase: 'removing',
-      current,
-      previousCa,
-      switchedAt: Number.isNaN(switchedAt) ? NaN : switchedAt,
-    };
+    // NaN when no time is recorded: the leader records one, and the overlap counts from then.
+    return { phase: 'removing', current, previousCa, switchedAt: Date.parse(annotations[SWITCHED_AT] ?? '') };
   }
   return { phase: 'steady', current };
 }
@@ -96,7 +90,10 @@ function material(
   }
   try {
     const caCert = new X509Certificate(ca);
-    if (!new X509Certificate(cert).checkIssued(caCert)) return `${certKey} was not issued by ${caKey}`;
+    const leaf = new X509Certificate(cert);
+    // Names alone do not tell: every CA of a Secret has the same name, so the signature must verify.
+    if (!leaf.checkIssued(caCert) || !leaf.verify(caCert.publicKey))
+      return `${certKey} was not issued by ${caKey}`;
   } catch (error) {
     return `${certKey} or ${caKey} does not parse: ${(error as Error).message}`;
   }
