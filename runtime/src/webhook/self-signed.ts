@@ -214,7 +214,7 @@ export class SelfSignedCertificates {
   async start(signal?: AbortSignal): Promise<void> {
     const aborted = anySignal(this.stopped.signal, signal);
     const secret = await this.retrying('read or create the certificate Secret', aborted, () =>
-      this.ensureSecret(),
+      this.usableSecret(),
     );
     this.serve(secret);
     this.schedulePoll();
@@ -346,6 +346,25 @@ export class SelfSignedCertificates {
       this.rotations.push(last);
     }
     return last;
+  }
+
+  /**
+   * The Secret with a usable pair. An unusable one (edited by hand) is replaced here, by any replica: the
+   * webhook server cannot start without a pair, and the leader is elected only once it has started.
+   */
+  private async usableSecret(): Promise<Secret> {
+    const secret = await this.ensureSecret();
+    const problem = phaseOf(decodeData(secret.data), secret.metadata?.annotations ?? {});
+    if (typeof problem !== 'string') return secret;
+    await this.event(
+      secret,
+      'Warning',
+      'CertificateReset',
+      'Reset',
+      `${problem}: issuing a new CA and certificate`,
+    );
+    // Conditional on the resourceVersion read: a replica that loses the race retries and reads the winner's.
+    return await this.writeSecret(secret, materialData(this.issue()), {});
   }
 
   /** The Secret, created with a new CA and pair when there is none (another replica may win the race). */

@@ -457,6 +457,43 @@ describe('self-signed webhook certificates on kube-apiserver', () => {
   }, 150_000);
 });
 
+describe('self-signed webhook certificates: an unusable Secret', () => {
+  it('is replaced by a replica before its server starts (no leader is elected before that)', async () => {
+    const env = await startEnvtest({ binaryAssetsDirectory: assets });
+    const admin = new HttpClient(env.kubeConfig);
+    const certDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kubesmith-selfsigned-broken-'));
+    try {
+      await admin.create(SecretKind, {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: SECRET, namespace: NAMESPACE },
+        data: { 'tls.crt': Buffer.from('not a certificate').toString('base64') },
+      });
+      const certificates = new SelfSignedCertificates({
+        client: admin,
+        namespace: NAMESPACE,
+        secretName: SECRET,
+        serviceName: 'guestbook-webhook-service',
+        certDir,
+        logger: memoryLogger().logger,
+        ...TIMING,
+      });
+      await certificates.start(AbortSignal.timeout(20_000));
+      certificates.stop();
+      const data = (await admin.get(SecretKind, SECRET, NAMESPACE)).data ?? {};
+      const served = fs.readFileSync(path.join(certDir, 'tls.crt'), 'utf8');
+      expect(served).toBe(Buffer.from(data['tls.crt']!, 'base64').toString('utf8'));
+      expect(
+        new X509Certificate(served).checkIssued(new X509Certificate(Buffer.from(data['ca.crt']!, 'base64'))),
+      ).toBe(true);
+    } finally {
+      admin.close();
+      await env.stop();
+      fs.rmSync(certDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
 function isLeader(replica: Replica): boolean {
   return !replica.stopped && replica.mgr.leaderElector?.isLeader === true;
 }
