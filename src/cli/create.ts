@@ -97,7 +97,11 @@ Examples:
       out.result(
         planResult(plan, { command: 'create webhook', dryRun: false, manifests: manifestsOf(plan) }),
       );
-      out.info('\nNext: fill in the webhook functions; cert-manager must run in the cluster to deploy them.');
+      out.info(
+        project.config.certProvider === 'self'
+          ? '\nNext: fill in the webhook functions; the manager provides their serving certificate (src/webhook-certificates.ts).'
+          : '\nNext: fill in the webhook functions; cert-manager must run in the cluster to deploy them.',
+      );
     });
 
   create

@@ -4,13 +4,14 @@
  * (`kubebuilder edit --plugins=helm/v2-alpha`), so that kubebuilder users find it where they look.
  */
 import path from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { KubesmithError, UsageError } from '../errors.js';
 import type { CommandContext } from './main.js';
 import { planResult, printPlan } from './shared.js';
 import type { LoadedProject } from '../project/find.js';
 import type { Plan } from '../scaffold/plan.js';
 import { HELM_PLUGIN, type HelmOptions } from '../project/plugins.js';
+import type { CertProvider } from '../project/config.js';
 import { CHART_DIR, PROJECT_FILE } from '../project/layout.js';
 
 interface HelmChartFlags {
@@ -32,6 +33,7 @@ Examples:
   $ kubesmith helm-chart --img registry.example.com/guestbook-operator:v0.1.0
   $ kubesmith edit --plugins helm
   $ kubesmith edit --multigroup
+  $ kubesmith edit --cert-provider self
   $ helm install guestbook dist/chart -n guestbook-system --create-namespace`;
 
 export function registerHelmChart(program: Command, contextFor: (command: Command) => CommandContext): void {
@@ -65,26 +67,64 @@ export function registerHelmChart(program: Command, contextFor: (command: Comman
         '--multigroup',
         'allow APIs in several groups: controllers move to src/controllers/<group>/, RBAC roles to <group>_<kind>_*_role.yaml',
         false,
+      )
+      .addOption(
+        new Option(
+          '--cert-provider <provider>',
+          "who provides the webhooks' serving certificate: cert-manager, or self (the manager makes and rotates its own)",
+        ).choices(['cert-manager', 'self']),
       ),
-  ).action(async (flags: HelmChartFlags & { plugins?: string; multigroup: boolean }, command: Command) => {
-    if (flags.plugins === undefined && !flags.multigroup)
-      throw new UsageError(
-        'kubesmith edit needs --plugins helm or --multigroup',
-        'e.g. kubesmith edit --multigroup, or kubesmith edit --plugins helm',
-      );
-    const plugins = flags.plugins?.split(',').map((plugin) => plugin.trim()) ?? [];
-    const known = /^helm(?:\/v[12]-alpha|\.kubebuilder\.io\/v[12]-alpha)?$/;
-    const unknown = plugins.filter((plugin) => !known.test(plugin));
-    if (unknown.length > 0 || (flags.plugins !== undefined && plugins.length === 0)) {
-      throw new UsageError(
-        `unknown plugin "${unknown[0] ?? ''}" for edit`,
-        'kubesmith edit knows one plugin: --plugins helm (the same as `kubesmith helm-chart`)',
-      );
-    }
-    const context = contextFor(command);
-    if (flags.multigroup) await editMultigroup(context, flags.dryRun);
-    if (plugins.length > 0) await helmChart(flags, context);
-  });
+  ).action(
+    async (
+      flags: HelmChartFlags & { plugins?: string; multigroup: boolean; certProvider?: CertProvider },
+      command: Command,
+    ) => {
+      if (flags.plugins === undefined && !flags.multigroup && flags.certProvider === undefined)
+        throw new UsageError(
+          'kubesmith edit needs --plugins helm, --multigroup or --cert-provider',
+          'e.g. kubesmith edit --multigroup, kubesmith edit --cert-provider self, or kubesmith edit --plugins helm',
+        );
+      const plugins = flags.plugins?.split(',').map((plugin) => plugin.trim()) ?? [];
+      const known = /^helm(?:\/v[12]-alpha|\.kubebuilder\.io\/v[12]-alpha)?$/;
+      const unknown = plugins.filter((plugin) => !known.test(plugin));
+      if (unknown.length > 0 || (flags.plugins !== undefined && plugins.length === 0)) {
+        throw new UsageError(
+          `unknown plugin "${unknown[0] ?? ''}" for edit`,
+          'kubesmith edit knows one plugin: --plugins helm (the same as `kubesmith helm-chart`)',
+        );
+      }
+      const context = contextFor(command);
+      if (flags.multigroup) await editMultigroup(context, flags.dryRun);
+      if (flags.certProvider !== undefined) await editCertProvider(context, flags.certProvider, flags.dryRun);
+      if (plugins.length > 0) await helmChart(flags, context);
+    },
+  );
+}
+
+/**
+ * `edit --cert-provider`: PROJECT records who provides the webhook certificate, and a project with webhooks
+ * is rewired (src/scaffold/cert-provider.ts); applied at once, nothing written on error.
+ */
+async function editCertProvider(
+  context: CommandContext,
+  provider: CertProvider,
+  dryRun: boolean,
+): Promise<void> {
+  const { out, cwd } = context;
+  const { loadProject } = await import('../project/find.js');
+  const project = await loadProject(cwd);
+  if ((project.config.certProvider ?? 'cert-manager') === provider) {
+    out.info(`the webhook certificate's provider is ${provider} already: nothing to do`);
+    return;
+  }
+  const { planCertProvider } = await import('../scaffold/cert-provider.js');
+  const plan = await planCertProvider(project, provider);
+  if (!dryRun) {
+    const { applyPlan } = await import('../scaffold/apply.js');
+    await applyPlan(plan);
+  }
+  printPlan(out, plan);
+  out.result(planResult(plan, { command: 'edit', certProvider: provider, dryRun }));
 }
 
 /** `edit --multigroup`: the plan of src/scaffold/multigroup.ts, applied at once (nothing is written on error). */

@@ -14,6 +14,7 @@ interface InitFlags {
   license: 'apache2' | 'none';
   namespaced: boolean;
   multigroup: boolean;
+  certProvider: 'cert-manager' | 'self';
   skipInstall: boolean;
   dryRun: boolean;
   force: boolean;
@@ -37,6 +38,14 @@ export function registerInit(program: Command, contextFor: (command: Command) =>
       false,
     )
     .option('--multigroup', 'allow APIs in several groups (src/api/<group>/<version>)', false)
+    .addOption(
+      new Option(
+        '--cert-provider <provider>',
+        "who provides the webhooks' serving certificate: cert-manager, or self (the manager makes and rotates its own)",
+      )
+        .choices(['cert-manager', 'self'])
+        .default('cert-manager'),
+    )
     .option('--skip-install', 'do not run npm install', false)
     .option('--dry-run', 'print the files that would be written, and write nothing', false)
     .option('--force', 'scaffold over an existing project, overwriting files', false)
@@ -47,7 +56,8 @@ Examples:
   $ mkdir guestbook && cd guestbook
   $ kubesmith init --domain example.com
   $ kubesmith init --domain example.com --project-name guestbook-operator --owner "The Guestbook Authors"
-  $ kubesmith init --domain example.com --namespaced --skip-install --dry-run`,
+  $ kubesmith init --domain example.com --namespaced --skip-install --dry-run
+  $ kubesmith init --domain example.com --cert-provider self`,
     )
     .action(async (flags: InitFlags, command: Command) => {
       const { out, cwd, env } = contextFor(command);
@@ -72,6 +82,7 @@ Examples:
         license: flags.license,
         namespaced: flags.namespaced,
         multigroup: flags.multigroup,
+        certProvider: flags.certProvider,
         force: flags.force,
         packages,
         ...(year !== undefined ? { year } : {}),

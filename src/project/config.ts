@@ -62,6 +62,9 @@ export interface ResourceConfig {
 export type License = 'apache2' | 'none';
 export const LICENSES: readonly License[] = ['apache2', 'none'];
 
+export const CERT_PROVIDERS = ['cert-manager', 'self'] as const;
+export type CertProvider = (typeof CERT_PROVIDERS)[number];
+
 export interface ProjectConfig {
   version: '3';
   domain: string;
@@ -79,6 +82,11 @@ export interface ProjectConfig {
   multigroup?: boolean;
   /** kubesmith's own: the manager watches one namespace (a Role instead of a ClusterRole). */
   namespaced?: boolean;
+  /**
+   * kubesmith's own: who provides the webhook serving certificate (`init --cert-provider`). Absent:
+   * cert-manager; `self`: the manager itself (runtime's SelfSignedCertificates).
+   */
+  certProvider?: CertProvider;
   resources: ResourceConfig[];
   extra: Record<string, unknown>;
 }
@@ -167,6 +175,17 @@ export function parseProject(text: string, file: string): ProjectConfig {
     ],
     ['multigroup', typedField(raw, 'multigroup', 'boolean')],
     ['namespaced', typedField(raw, 'namespaced', 'boolean')],
+    ['certProvider', typedField(raw, 'certProvider', 'string')],
+    [
+      'certProvider',
+      raw['certProvider'] === undefined ||
+      (CERT_PROVIDERS as readonly unknown[]).includes(raw['certProvider'])
+        ? undefined
+        : {
+            message: `${JSON.stringify(raw['certProvider'])} is not one of ${CERT_PROVIDERS.join(', ')}`,
+            hint: 'give the value of `init --cert-provider`: cert-manager or self',
+          },
+    ],
   ];
   for (const [key, problem] of topProblems)
     if (problem) fail([key], `${key}: ${problem.message}`, problem.hint);
@@ -206,6 +225,7 @@ export function parseProject(text: string, file: string): ProjectConfig {
     'license',
     'multigroup',
     'namespaced',
+    'certProvider',
     'resources',
   ];
   return {
@@ -218,6 +238,7 @@ export function parseProject(text: string, file: string): ProjectConfig {
     ...optional('license', license as License | undefined),
     ...optional('multigroup', booleanField(raw, 'multigroup')),
     ...optional('namespaced', booleanField(raw, 'namespaced')),
+    ...optional('certProvider', raw['certProvider'] === 'self' ? ('self' as const) : undefined),
     resources,
     extra: omit(raw, known),
   };
@@ -281,6 +302,8 @@ export function serializeProject(config: ProjectConfig): string {
     license: config.license,
     multigroup: config.multigroup || undefined,
     namespaced: config.namespaced || undefined,
+    // cert-manager, the default, is not written: a kubebuilder user's PROJECT stays as they know it.
+    certProvider: config.certProvider === 'self' ? 'self' : undefined,
     resources: config.resources.length > 0 ? config.resources.map(writeResource) : undefined,
   };
   return `${HEADER}\n${stringify(sortKeys(plain), { lineWidth: 0 })}`;

@@ -3,7 +3,7 @@
  * once, keeps the templates free of logic.
  */
 import path from 'node:path';
-import type { ProjectConfig } from '../project/config.js';
+import type { CertProvider, ProjectConfig } from '../project/config.js';
 import type { DeployImageOptions, ServiceType } from '../project/deploy-image.js';
 import { clientNodeTypeName, type Resource } from '../project/resource.js';
 import { kubesmithVersion } from '../version.js';
@@ -22,6 +22,8 @@ export interface InitContext {
   boilerplate: string;
   namespaced: boolean;
   multigroup: boolean;
+  /** `init --cert-provider self`: the manager provides its webhook serving certificate, not cert-manager. */
+  selfCertificates: boolean;
   kubesmithVersion: string;
   runtimeDependency: string;
   cliDependency: string;
@@ -214,6 +216,7 @@ export function initContext(options: {
   license: License;
   namespaced: boolean;
   multigroup: boolean;
+  certProvider?: CertProvider;
   year?: number;
   boilerplate?: string;
   /** npm specs of @kubesmith/runtime and kubesmith. Default: this version from the registry. */
@@ -231,6 +234,7 @@ export function initContext(options: {
     boilerplate: options.boilerplate ?? boilerplateFor(options.license, options.owner, year),
     namespaced: options.namespaced,
     multigroup: options.multigroup,
+    selfCertificates: options.certProvider === 'self',
     kubesmithVersion,
     runtimeDependency: specs.runtime,
     cliDependency: specs.cli,
@@ -248,6 +252,7 @@ export function apiContext(project: ProjectConfig, resource: Resource, boilerpla
     license: boilerplate === '' ? 'none' : 'apache2',
     namespaced: project.namespaced ?? false,
     multigroup: project.multigroup ?? false,
+    ...(project.certProvider ? { certProvider: project.certProvider } : {}),
     boilerplate,
   });
   const kindLower = resource.kind.toLowerCase();

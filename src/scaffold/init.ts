@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KubesmithError } from '../errors.js';
-import { LAYOUT, serializeProject, type ProjectConfig } from '../project/config.js';
+import { LAYOUT, serializeProject, type CertProvider, type ProjectConfig } from '../project/config.js';
 import { BOILERPLATE_FILE, LICENSE_FILE, PROJECT_FILE } from '../project/layout.js';
 import { kubesmithVersion } from '../version.js';
 import { initContext, type License } from './context.js';
@@ -21,6 +21,8 @@ export interface InitOptions {
   license: License;
   namespaced: boolean;
   multigroup: boolean;
+  /** Who provides the webhook serving certificate. Default: cert-manager. */
+  certProvider?: CertProvider;
   force: boolean;
   /** The copyright year. Default: this year. */
   year?: number;
@@ -59,6 +61,7 @@ export async function planInit(options: InitOptions): Promise<Plan> {
     license: options.license,
     ...(options.multigroup ? { multigroup: true } : {}),
     ...(options.namespaced ? { namespaced: true } : {}),
+    ...(options.certProvider === 'self' ? { certProvider: 'self' as const } : {}),
     resources: [],
     extra: {},
   };

@@ -8,7 +8,7 @@
  * tool's plugin, an unknown key) is refused, since the project made again would silently lose it.
  */
 import { KubesmithError } from '../errors.js';
-import type { License, ProjectConfig, ResourceConfig } from '../project/config.js';
+import type { CertProvider, License, ProjectConfig, ResourceConfig } from '../project/config.js';
 import type { DeployImageOptions } from '../project/deploy-image.js';
 import { KNOWN_PLUGINS, recordedDeployImage, recordedHelm, type HelmOptions } from '../project/plugins.js';
 import { validateOwner } from '../project/validation.js';
@@ -25,6 +25,7 @@ export type ReplayStep =
         license: License;
         namespaced: boolean;
         multigroup: boolean;
+        certProvider?: CertProvider;
         year?: number;
       };
     }
@@ -86,6 +87,7 @@ export function replaySteps(config: ProjectConfig, boilerplate: string | undefin
         license,
         namespaced: config.namespaced ?? false,
         multigroup: config.multigroup ?? false,
+        ...(config.certProvider ? { certProvider: config.certProvider } : {}),
         ...(header ? { year: header.year } : {}),
       },
     },

@@ -25,6 +25,7 @@ import type { Plan } from './plan.js';
 import { addFolder, templateEngine, templatesDir } from './render.js';
 import { formatTypeScript } from './format.js';
 import { addManifests } from './manifests.js';
+import { addSelfSignedCertificates } from './cert-provider.js';
 import {
   BOILERPLATE_FILE,
   CRD_KUSTOMIZATION_FILE,
@@ -260,6 +261,9 @@ export async function planCreateWebhook(
     imported && externalSample(imported.schema),
   );
   await addFolder(tree, 'webhook/files', context);
+  await addFolder(tree, 'webhook/manager-patch', context);
+  // The serving certificate: cert-manager's Issuer and Certificate, or the manager's own (below).
+  if (!context.selfCertificates) await addFolder(tree, 'webhook/certmanager', context);
   // Built-in kinds without a known valid object, and imported kinds whose CRD asks more than kubesmith can
   // fill in, get no test on the API server.
   const integration = imported
@@ -299,7 +303,12 @@ export async function planCreateWebhook(
     'builder',
     `if (process.env['ENABLE_WEBHOOKS'] !== 'false') ${context.setupFunction}(mgr);`,
   );
-  await addAtMarker(tree, DEFAULT_KUSTOMIZATION_FILE, 'webhook', '- ../webhook\n- ../certmanager');
+  await addAtMarker(
+    tree,
+    DEFAULT_KUSTOMIZATION_FILE,
+    'webhook',
+    context.selfCertificates ? '- ../webhook' : '- ../webhook\n- ../certmanager',
+  );
   await addAtMarker(tree, DEFAULT_KUSTOMIZATION_FILE, 'webhookpatches', '- path: manager_webhook_patch.yaml');
   await addAtMarker(
     tree,
@@ -342,6 +351,8 @@ export async function planCreateWebhook(
     ? config.resources.map((item) => (item === existing ? entry : item))
     : [...config.resources, entry];
   await tree.write(PROJECT_FILE, serializeProject({ ...config, resources }));
+  // Written again from PROJECT: the provider's lists of webhook configurations and CRDs follow it.
+  if (config.certProvider === 'self') await addSelfSignedCertificates(tree, { ...config, resources });
   await formatTypeScript(tree);
   await addManifests(tree);
   return tree.plan();

@@ -115,6 +115,25 @@ describe('alpha generate --output-dir', () => {
   );
 
   it(
+    'replays --cert-provider self: the self-provided certificate, its RBAC and wiring, byte for byte',
+    async () => {
+      await scaffold(['--owner', 'The Guestbook Authors', '--cert-provider', 'self']);
+      expect(await readFile(path.join(dir, 'PROJECT'), 'utf8')).toContain('certProvider: self\n');
+      const result = await run(dir, 'alpha', 'generate', '--output-dir', output, '--json');
+      expect(result.stderr).not.toMatch(/error:/);
+      expect(result.code).toBe(0);
+      const steps = (JSON.parse(result.stdout) as { steps: string[] }).steps;
+      expect(steps[0]).toContain(' --cert-provider self');
+      const made = await snapshot(output);
+      expect(made['src/webhook-certificates.ts']).toContain(
+        "conversionCrds: ['guestbooks.webapp.example.com'],",
+      );
+      expect(made).toEqual(await snapshot(dir));
+    },
+    TIMEOUT,
+  );
+
+  it(
     "reads a PROJECT of today's main (no owner, no licence, no plugin record) and makes the project again",
     async () => {
       await kubesmith('init', '--domain', 'example.com', '--skip-install');

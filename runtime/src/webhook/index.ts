@@ -42,3 +42,9 @@ export {
   type Convertible,
 } from './conversion.js';
 export { CONVERT_PATH, mutatePath, validatePath } from './paths.js';
+export {
+  SELF_SIGNED_CERTIFICATE_KINDS,
+  SelfSignedCertificates,
+  type RotationFigures,
+  type SelfSignedCertificatesOptions,
+} from './self-signed.js';
