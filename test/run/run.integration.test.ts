@@ -264,7 +264,18 @@ describe('kubesmith run --webhooks on a real API server', () => {
     await next.waitFor(/putting back what the previous run \(pid \d+\) left changed/);
     await next.waitFor(/manager running/);
     expect(await firstDefaulted()).toBeDefined();
-    expect(await next.interrupt()).toBe(0);
+    next.child.kill('SIGTERM');
+    expect(await next.exited).toBe(0);
+    await expectPutBack();
+  }, 240_000);
+
+  it('puts everything back when the manager crashes, and says so', async () => {
+    const run = new CliRun(['--webhooks', ...MANAGER_FLAGS]);
+    const [, managerPid] = await run.waitFor(/manager running \(pid (\d+)\)/);
+    expect(await getOrUndefined(mutatingKind, MUTATING)).toBeDefined();
+    process.kill(Number(managerPid), 'SIGKILL');
+    expect(await run.exited).toBe(1);
+    expect(run.output).toMatch(/error: the manager exited \(signal SIGKILL\)\nhint: /);
     await expectPutBack();
   }, 240_000);
 
