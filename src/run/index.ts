@@ -67,6 +67,7 @@ export async function runProject(options: RunOptions): Promise<number> {
   let build: ProjectBuild | undefined;
   let manager: ManagerProcess | undefined;
   let runDir: string | undefined;
+  let failed = false;
   try {
     // Everything that can be refused is, before the cluster is changed.
     const crds = options.installCrds || options.webhooks ? readCrds(root) : [];
@@ -120,6 +121,9 @@ export async function runProject(options: RunOptions): Promise<number> {
       ...options.args,
     ];
     const managerEnv = {
+      // Without --webhooks nothing serves them: the manager is told to leave them out (the generated
+      // main.ts reads ENABLE_WEBHOOKS, kubebuilder's), unless the environment says otherwise.
+      ...(serving ? {} : { ENABLE_WEBHOOKS: 'false' }),
       ...options.env,
       ...(options.namespace ? { WATCH_NAMESPACE: options.namespace } : {}),
     };
@@ -176,22 +180,28 @@ export async function runProject(options: RunOptions): Promise<number> {
     }
   } catch (error) {
     if (error instanceof Stopped) return 0;
+    failed = true;
     throw error;
   } finally {
     build?.close();
     await manager?.stop();
+    let notPutBack: unknown;
     try {
       if (changes && cluster) await changes.restore(log.info);
     } catch (error) {
-      log.error(
-        `could not put everything back: ${(error as Error).message}`,
-        `run kubesmith run again: it puts back what ${STATE_FILE} lists first`,
-      );
+      notPutBack = error;
     }
     if (runDir) fs.rmSync(path.join(runDir, 'certs'), { recursive: true, force: true });
     cluster?.close();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    if (notPutBack) {
+      const message = `could not put everything back: ${(notPutBack as Error).message}`;
+      const hint = `run kubesmith run again: it puts back what ${STATE_FILE} lists first`;
+      // The run's own failure is the error; this one is said before it. Otherwise it is the error.
+      if (failed) log.error(message, hint);
+      else throw new KubesmithError(message, { hint }); // eslint-disable-line no-unsafe-finally
+    }
   }
 }
 

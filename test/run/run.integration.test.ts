@@ -269,6 +269,16 @@ describe('kubesmith run --webhooks on a real API server', () => {
     await expectPutBack();
   }, 240_000);
 
+  it('without --webhooks runs the manager with its webhooks left out, in one namespace', async () => {
+    const run = new CliRun(['--namespace', 'default', ...MANAGER_FLAGS]);
+    await run.waitFor(/manager running \(pid \d+\)/);
+    await run.waitFor(/Started controllers/);
+    expect(run.output).not.toMatch(/Registering webhook/);
+    expect(await getOrUndefined(mutatingKind, MUTATING)).toBeUndefined();
+    expect(await run.interrupt()).toBe(0);
+    expect(run.output).not.toMatch(/error:/);
+  }, 240_000);
+
   it('puts everything back when the manager crashes, and says so', async () => {
     const run = new CliRun(['--webhooks', ...MANAGER_FLAGS]);
     const [, managerPid] = await run.waitFor(/manager running \(pid (\d+)\)/);
