@@ -25,6 +25,7 @@ const SRC_FLOORS: Record<string, number> = {
   scaffold: 5,
   shipping: 6,
   importer: 6, // kubesmith import crd: CRDs to TypeScript
+  run: 6, // kubesmith run: the manager against a cluster, webhooks served locally
   cli: 7,
 };
 

@@ -16,6 +16,7 @@ import { registerHelmChart } from './helm-chart.js';
 import { registerAlpha } from './alpha.js';
 import { registerImport } from './import.js';
 import { registerValidate } from './validate.js';
+import { registerRun } from './run.js';
 
 /** Options every command accepts. */
 export interface GlobalOptions {
@@ -110,6 +111,7 @@ Examples:
   registerAlpha(program, contextFor);
   registerImport(program, contextFor);
   registerValidate(program, contextFor);
+  registerRun(program, contextFor);
   program
     .command('version')
     .description('print the kubesmith version')

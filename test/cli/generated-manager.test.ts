@@ -76,6 +76,12 @@ describe('the generated manager', () => {
     expect(parseSettings(['--enable-http2'], {}).enableHttp2).toBe(true);
     const main = await read(dir, 'src/main.ts');
     expect(main).toMatch(/metrics: \{(\n {4}.*)*\n {4}enableHttp2: settings\.enableHttp2,/);
-    expect(main).toContain('webhookServer: { enableHttp2: settings.enableHttp2 }');
+    expect(main).toMatch(/webhookServer: \{\n {4}enableHttp2: settings\.enableHttp2,/);
+  });
+
+  it('serves its webhooks from --webhook-cert-path on --webhook-port (what kubesmith run passes)', async () => {
+    const main = await read(dir, 'src/main.ts');
+    expect(main).toContain('port: settings.webhookPort,');
+    expect(main).toContain('...(settings.webhookCertPath ? { certDir: settings.webhookCertPath } : {}),');
   });
 });

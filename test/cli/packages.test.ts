@@ -85,7 +85,10 @@ describe('init from this checkout, with no KUBESMITH_* variables', () => {
     const dockerfile = await read(dir, 'Dockerfile');
     expect(dockerfile.indexOf('COPY .kubesmith/ .kubesmith/')).toBeGreaterThan(-1);
     expect(dockerfile.indexOf('COPY .kubesmith/ .kubesmith/')).toBeLessThan(dockerfile.indexOf('RUN npm ci'));
-    expect(await read(dir, '.dockerignore')).toMatch(/^!\.kubesmith\/$/m);
+    const dockerignore = await read(dir, '.dockerignore');
+    expect(dockerignore).toMatch(/^!\.kubesmith\/$/m);
+    // But not what `kubesmith run` keeps there: its state and the run's serving key.
+    expect(dockerignore).toMatch(/^!\.kubesmith\/\n(#.*\n)?\.kubesmith\/run\/$/m);
   });
 
   it('--dry-run lists the tarballs and writes nothing', async () => {

@@ -38,6 +38,7 @@ describe("README's flags", () => {
     'manifests',
     'import crd',
     'validate',
+    'run',
     'envtest',
     'build-installer',
     'helm-chart',

@@ -32,7 +32,11 @@ const mgr = Manager.create({
     ...(settings.metricsCertPath ? { certDir: settings.metricsCertPath } : {}),
     enableHttp2: settings.enableHttp2,
   },
-  webhookServer: { enableHttp2: settings.enableHttp2 },
+  webhookServer: {
+    enableHttp2: settings.enableHttp2,
+    port: settings.webhookPort,
+    ...(settings.webhookCertPath ? { certDir: settings.webhookCertPath } : {}),
+  },
   healthProbeBindAddress: settings.healthProbeBindAddress,
   leaderElection: { enabled: settings.leaderElect, id: 'demo-application.example.com' },
   cache: { namespace: settings.watchNamespace },

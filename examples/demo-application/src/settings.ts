@@ -37,6 +37,13 @@ export interface Settings {
   enableHttp2: boolean;
   /** Where /healthz and /readyz are served; `0` turns them off. */
   healthProbeBindAddress: string;
+  /**
+   * Directory of the webhook serving certificate (tls.crt, tls.key), kubebuilder's `--webhook-cert-path`;
+   * unset: `<tmpdir>/k8s-webhook-server/serving-certs`, where the Deployment mounts it.
+   */
+  webhookCertPath: string | undefined;
+  /** The port the webhook server listens on (`kubesmith run --webhooks` picks its own). */
+  webhookPort: number;
   /** Whether only one replica at a time reconciles, the one holding the leader election lease. */
   leaderElect: boolean;
   /** The one namespace to watch (WATCH_NAMESPACE); undefined watches all. */
@@ -52,6 +59,8 @@ export function parseSettings(argv: string[], env: NodeJS.ProcessEnv): Settings 
       'metrics-cert-path': { type: 'string' },
       'enable-http2': { type: 'boolean', default: false },
       'health-probe-bind-address': { type: 'string', default: ':8081' },
+      'webhook-cert-path': { type: 'string' },
+      'webhook-port': { type: 'string', default: '9443' },
       'leader-elect': { type: 'boolean', default: false },
     },
     strict: true,
@@ -60,12 +69,18 @@ export function parseSettings(argv: string[], env: NodeJS.ProcessEnv): Settings 
   if (secure !== 'true' && secure !== 'false') {
     throw new Error(`--metrics-secure must be true or false, not "${secure}"`);
   }
+  const webhookPort = values['webhook-port'];
+  if (!/^\d{1,5}$/.test(webhookPort) || Number(webhookPort) < 1 || Number(webhookPort) > 65535) {
+    throw new Error(`--webhook-port must be a port number from 1 to 65535, not "${webhookPort}"`);
+  }
   return {
     metricsBindAddress: values['metrics-bind-address'],
     metricsSecure: secure === 'true',
     metricsCertPath: values['metrics-cert-path'] || undefined,
     enableHttp2: values['enable-http2'],
     healthProbeBindAddress: values['health-probe-bind-address'],
+    webhookCertPath: values['webhook-cert-path'] || undefined,
+    webhookPort: Number(webhookPort),
     leaderElect: values['leader-elect'],
     watchNamespace: env['WATCH_NAMESPACE'] || undefined,
   };

@@ -25,6 +25,8 @@ describe('parseSettings', () => {
       metricsCertPath: undefined,
       enableHttp2: false,
       healthProbeBindAddress: ':8081',
+      webhookCertPath: undefined,
+      webhookPort: 9443,
       leaderElect: false,
       watchNamespace: undefined,
     });
@@ -45,6 +47,15 @@ describe('parseSettings', () => {
 
   it('turns HTTP/2 on for the metrics and webhook servers with --enable-http2', () => {
     expect(parseSettings(['--enable-http2'], {}).enableHttp2).toBe(true);
+  });
+
+  it('serves webhooks from --webhook-cert-path on --webhook-port, and refuses a port out of range', () => {
+    const settings = parseSettings(['--webhook-cert-path=/certs', '--webhook-port=10250'], {});
+    expect(settings.webhookCertPath).toBe('/certs');
+    expect(settings.webhookPort).toBe(10250);
+    expect(() => parseSettings(['--webhook-port=70000'], {})).toThrow(
+      '--webhook-port must be a port number from 1 to 65535, not "70000"',
+    );
   });
 
   it('watches one namespace when WATCH_NAMESPACE is set', () => {
