@@ -10,6 +10,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { KubesmithError } from '../errors.js';
+import { containedPath } from '../project/contained.js';
 import type { ReplayStep } from '../scaffold/replay.js';
 
 export interface ProcessResult {
@@ -158,7 +159,7 @@ export async function makeScaffold(
     return 'alpha generate';
   }
   await mkdir(output, { recursive: true });
-  for (const step of steps) await runCli(cli, replayArgs(step), output, childEnv);
+  for (const step of steps) await runCli(cli, replayArgs(step, input), output, childEnv);
   await runCli(cli, ['manifests'], output, childEnv);
   return 'replay';
 }
@@ -166,8 +167,9 @@ export async function makeScaffold(
 /**
  * A step as the arguments of the command that does it, each flag only when it is not the default, so
  * that a kubesmith older than the flag (--license, --owner) still runs the steps that do not need it.
+ * `input` is the project the steps come from: an imported kind's CRD is read from its copy there.
  */
-export function replayArgs(step: ReplayStep): string[] {
+export function replayArgs(step: ReplayStep, input: string): string[] {
   switch (step.command) {
     case 'init': {
       const o = step.options;
@@ -182,8 +184,18 @@ export function replayArgs(step: ReplayStep): string[] {
         ...(o.license !== 'apache2' ? ['--license', o.license] : []),
         ...(o.namespaced ? ['--namespaced'] : []),
         ...(o.multigroup ? ['--multigroup'] : []),
+        ...(o.certProvider !== undefined && o.certProvider !== 'cert-manager'
+          ? ['--cert-provider', o.certProvider]
+          : []),
       ];
     }
+    case 'import crd':
+      return [
+        'import',
+        'crd',
+        containedPath(input, step.options.source),
+        ...step.options.version.flatMap((version) => ['--version', version]),
+      ];
     case 'create api': {
       const o = step.options;
       const image = o.deployImage;

@@ -39,39 +39,47 @@ describe('changelogCrossed', () => {
   });
 });
 
+const PROJECT_DIR = path.join(os.tmpdir(), 'replay-args-project');
+
 describe('replayArgs', () => {
   it('passes a flag only when it is not the default, so an older kubesmith runs the command', () => {
     expect(
-      replayArgs({
-        command: 'init',
-        options: {
-          projectName: 'guestbook',
-          domain: 'example.com',
-          owner: '',
-          license: 'apache2',
-          namespaced: false,
-          multigroup: false,
-        },
-      }),
-    ).toEqual(['init', '--domain', 'example.com', '--project-name', 'guestbook', '--skip-install']);
-    expect(
-      replayArgs({
-        command: 'create api',
-        options: {
-          group: 'webapp',
-          version: 'v1',
-          kind: 'Memcached',
-          namespaced: true,
-          resource: true,
-          controller: true,
-          deployImage: {
-            image: 'memcached:1.6',
-            containerPort: 11211,
-            containerCommand: ['memcached', '-m=64'],
-            serviceType: 'ClusterIP',
+      replayArgs(
+        {
+          command: 'init',
+          options: {
+            projectName: 'guestbook',
+            domain: 'example.com',
+            owner: '',
+            license: 'apache2',
+            namespaced: false,
+            multigroup: false,
           },
         },
-      }),
+        PROJECT_DIR,
+      ),
+    ).toEqual(['init', '--domain', 'example.com', '--project-name', 'guestbook', '--skip-install']);
+    expect(
+      replayArgs(
+        {
+          command: 'create api',
+          options: {
+            group: 'webapp',
+            version: 'v1',
+            kind: 'Memcached',
+            namespaced: true,
+            resource: true,
+            controller: true,
+            deployImage: {
+              image: 'memcached:1.6',
+              containerPort: 11211,
+              containerCommand: ['memcached', '-m=64'],
+              serviceType: 'ClusterIP',
+            },
+          },
+        },
+        PROJECT_DIR,
+      ),
     ).toEqual([
       'create',
       'api',
@@ -89,18 +97,21 @@ describe('replayArgs', () => {
       'memcached,-m=64',
     ]);
     expect(
-      replayArgs({
-        command: 'create webhook',
-        options: {
-          group: 'webapp',
-          version: 'v1',
-          kind: 'Guestbook',
-          defaulting: false,
-          validation: false,
-          conversion: true,
-          spoke: ['v2', 'v3'],
+      replayArgs(
+        {
+          command: 'create webhook',
+          options: {
+            group: 'webapp',
+            version: 'v1',
+            kind: 'Guestbook',
+            defaulting: false,
+            validation: false,
+            conversion: true,
+            spoke: ['v2', 'v3'],
+          },
         },
-      }),
+        PROJECT_DIR,
+      ),
     ).toEqual([
       'create',
       'webhook',
@@ -113,6 +124,50 @@ describe('replayArgs', () => {
       '--conversion',
       '--spoke',
       'v2,v3',
+    ]);
+  });
+
+  it("replays a self-provided webhook certificate and an imported kind, whose CRD copy is the input project's", () => {
+    expect(
+      replayArgs(
+        {
+          command: 'init',
+          options: {
+            projectName: 'guestbook',
+            domain: 'example.com',
+            owner: '',
+            license: 'apache2',
+            namespaced: false,
+            multigroup: false,
+            certProvider: 'self',
+          },
+        },
+        PROJECT_DIR,
+      ),
+    ).toEqual([
+      'init',
+      '--domain',
+      'example.com',
+      '--project-name',
+      'guestbook',
+      '--skip-install',
+      '--cert-provider',
+      'self',
+    ]);
+    expect(
+      replayArgs(
+        {
+          command: 'import crd',
+          options: { source: 'config/crd/external/cert-manager.io_certificates.yaml', version: ['v1'] },
+        },
+        PROJECT_DIR,
+      ),
+    ).toEqual([
+      'import',
+      'crd',
+      path.join(PROJECT_DIR, 'config/crd/external/cert-manager.io_certificates.yaml'),
+      '--version',
+      'v1',
     ]);
   });
 });

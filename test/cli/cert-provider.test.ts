@@ -80,7 +80,7 @@ describe('--cert-provider self', () => {
     const main = await read(dir, 'src/main.ts');
     expect(main).toContain('client: { disableCacheFor: SELF_SIGNED_CERTIFICATE_KINDS },');
     expect(main).toContain(
-      "if (process.env['ENABLE_WEBHOOKS'] !== 'false') await provideWebhookCertificates(mgr);\n// +kubesmith:scaffold:builder",
+      "if (process.env['ENABLE_WEBHOOKS'] !== 'false') await provideWebhookCertificates(mgr, settings);\n// +kubesmith:scaffold:builder",
     );
     const provider = await read(dir, 'src/webhook-certificates.ts');
     expect(provider).toContain("secretName: name('WEBHOOK_CERT_SECRET', 'fleet-webhook-server-cert'),");
