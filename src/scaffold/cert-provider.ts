@@ -38,7 +38,8 @@ const WEBHOOK_KUSTOMIZATION_FILE = 'config/webhook/kustomization.yaml';
 const MANAGER_WEBHOOK_PATCH_FILE = 'config/default/manager_webhook_patch.yaml';
 
 const IMPORT_LINE = "import { provideWebhookCertificates } from './webhook-certificates.js';";
-const CALL_LINE = "if (process.env['ENABLE_WEBHOOKS'] !== 'false') await provideWebhookCertificates(mgr, settings);";
+const CALL_LINE =
+  "if (process.env['ENABLE_WEBHOOKS'] !== 'false') await provideWebhookCertificates(mgr, settings);";
 const RUNTIME_IMPORT = "import { SELF_SIGNED_CERTIFICATE_KINDS } from '@kubesmith/runtime';";
 const CACHE_LINE = '  client: { disableCacheFor: SELF_SIGNED_CERTIFICATE_KINDS },';
 const MANAGER_CREATE = 'const mgr = Manager.create({\n';
