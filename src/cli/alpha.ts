@@ -231,6 +231,10 @@ async function planStep(
       const { planCreateWebhook } = await import('../scaffold/webhook.js');
       return planCreateWebhook(await loadOutput(output), { ...step.options, force });
     }
+    case 'edit': {
+      const { planAutoupdate } = await import('../scaffold/autoupdate.js');
+      return planAutoupdate(await loadOutput(output), force);
+    }
     case 'helm-chart': {
       const { planHelmChart } = await import('./helm-chart.js');
       const { CHART_DIR } = await import('../project/layout.js');

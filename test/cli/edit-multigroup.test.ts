@@ -97,7 +97,7 @@ describe('kubesmith edit --multigroup', () => {
     const result = await run(single, 'edit');
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(
-      'error: kubesmith edit needs --plugins helm or --multigroup\nhint: e.g. kubesmith edit --multigroup, or kubesmith edit --plugins helm\n',
+      'error: kubesmith edit needs --plugins helm, --plugins autoupdate or --multigroup\nhint: e.g. kubesmith edit --multigroup, or kubesmith edit --plugins helm\n',
     );
   });
 });
