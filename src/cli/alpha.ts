@@ -256,6 +256,10 @@ async function planStep(
       }));
       return { root: output, warnings: [], entries };
     }
+    case 'edit': {
+      const { planAutoupdate } = await import('../scaffold/autoupdate.js');
+      return planAutoupdate(await loadOutput(output), force);
+    }
     case 'helm-chart': {
       const { planHelmChart } = await import('./helm-chart.js');
       const { CHART_DIR } = await import('../project/layout.js');

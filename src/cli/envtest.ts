@@ -13,10 +13,10 @@ interface EnvtestFlags {
 }
 
 // Kept here rather than imported from ../envtest so `kubesmith --help` loads nothing of it.
-const DEFAULT_VERSION = '1.36.3';
+const DEFAULT_VERSION = '1.37.2';
 
 function parseVersion(value: string): string {
-  if (!/^v?\d+\.\d+\.\d+$/.test(value)) throw new InvalidArgumentError('expected a version like 1.36.3.');
+  if (!/^v?\d+\.\d+\.\d+$/.test(value)) throw new InvalidArgumentError('expected a version like 1.37.2.');
   return value.replace(/^v/, '');
 }
 
@@ -55,7 +55,7 @@ export function registerEnvtest(program: Command, contextFor: (command: Command)
       `
 Looks in KUBEBUILDER_ASSETS first (binaries from setup-envtest work), then in the per-version cache,
 then downloads them from the envtest release index as setup-envtest does (SHA-512 checked, seconds),
-and otherwise builds them from Go modules when go is on PATH (1.36.x and 1.34.x; a few minutes, once).
+and otherwise builds them from Go modules when go is on PATH (1.34.x to 1.37.x; a few minutes, once).
 --with-controllers adds the programs of envtest's cluster mode to the same directory: the release index
 has none of them, so they are built from Go modules (a few more minutes, once).
 The index comes over https: or from disk, and links to https: URLs (an index on disk also to files in its

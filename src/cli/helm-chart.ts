@@ -57,11 +57,11 @@ export function registerHelmChart(program: Command, contextFor: (command: Comman
     program
       .command('edit')
       .description(
-        "change a project-wide setting: `--plugins helm` writes the Helm chart (kubebuilder's name for helm-chart), `--multigroup` allows APIs in several groups",
+        "change a project-wide setting: `--plugins helm` writes the Helm chart (kubebuilder's name for helm-chart), `--plugins autoupdate` a weekly `alpha update` workflow, `--multigroup` allows APIs in several groups, `--cert-provider` says who provides the webhooks' certificate",
       )
       .option(
         '--plugins <plugins>',
-        'the plugin to apply: helm (helm/v2-alpha, helm.kubebuilder.io/v2-alpha)',
+        'the plugins to apply, comma-separated: helm (helm/v2-alpha, helm.kubebuilder.io/v2-alpha), autoupdate (autoupdate/v1-alpha)',
       )
       .option(
         '--multigroup',
@@ -81,22 +81,25 @@ export function registerHelmChart(program: Command, contextFor: (command: Comman
     ) => {
       if (flags.plugins === undefined && !flags.multigroup && flags.certProvider === undefined)
         throw new UsageError(
-          'kubesmith edit needs --plugins helm, --multigroup or --cert-provider',
+          'kubesmith edit needs --plugins helm, --plugins autoupdate, --multigroup or --cert-provider',
           'e.g. kubesmith edit --multigroup, kubesmith edit --cert-provider self, or kubesmith edit --plugins helm',
         );
       const plugins = flags.plugins?.split(',').map((plugin) => plugin.trim()) ?? [];
-      const known = /^helm(?:\/v[12]-alpha|\.kubebuilder\.io\/v[12]-alpha)?$/;
-      const unknown = plugins.filter((plugin) => !known.test(plugin));
+      const helm = /^helm(?:\/v[12]-alpha|\.kubebuilder\.io\/v[12]-alpha)?$/;
+      const { AUTOUPDATE_NAMES } = await import('../scaffold/autoupdate.js');
+      const unknown = plugins.filter((plugin) => !helm.test(plugin) && !AUTOUPDATE_NAMES.test(plugin));
       if (unknown.length > 0 || (flags.plugins !== undefined && plugins.length === 0)) {
         throw new UsageError(
-          `unknown plugin "${unknown[0] ?? ''}" for edit`,
-          'kubesmith edit knows one plugin: --plugins helm (the same as `kubesmith helm-chart`)',
+          `unknown plugin ${JSON.stringify((unknown[0] ?? '').slice(0, 80))} for edit`,
+          'kubesmith edit knows two plugins: --plugins helm (the same as `kubesmith helm-chart`) and --plugins autoupdate',
         );
       }
       const context = contextFor(command);
       if (flags.multigroup) await editMultigroup(context, flags.dryRun);
       if (flags.certProvider !== undefined) await editCertProvider(context, flags.certProvider, flags.dryRun);
-      if (plugins.length > 0) await helmChart(flags, context);
+      if (plugins.some((plugin) => AUTOUPDATE_NAMES.test(plugin)))
+        await editAutoupdate(context, flags.force, flags.dryRun);
+      if (plugins.some((plugin) => helm.test(plugin))) await helmChart(flags, context);
     },
   );
 }
@@ -125,6 +128,21 @@ async function editCertProvider(
   }
   printPlan(out, plan);
   out.result(planResult(plan, { command: 'edit', certProvider: provider, dryRun }));
+}
+
+/** `edit --plugins autoupdate`: the workflow and PROJECT's record, applied at once (nothing is written on error). */
+async function editAutoupdate(context: CommandContext, force: boolean, dryRun: boolean): Promise<void> {
+  const { out, cwd } = context;
+  const { loadProject } = await import('../project/find.js');
+  const { planAutoupdate } = await import('../scaffold/autoupdate.js');
+  const plan = await planAutoupdate(await loadProject(cwd), force);
+  // A workflow of the user's at that path is a conflict: applyPlan refuses it, naming --force.
+  if (!dryRun) {
+    const { applyPlan } = await import('../scaffold/apply.js');
+    await applyPlan(plan);
+  }
+  printPlan(out, plan);
+  out.result(planResult(plan, { command: 'edit', plugins: ['autoupdate'], dryRun }));
 }
 
 /** `edit --multigroup`: the plan of src/scaffold/multigroup.ts, applied at once (nothing is written on error). */

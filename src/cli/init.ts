@@ -18,6 +18,7 @@ interface InitFlags {
   skipInstall: boolean;
   dryRun: boolean;
   force: boolean;
+  plugins?: string;
 }
 
 export function registerInit(program: Command, contextFor: (command: Command) => CommandContext): void {
@@ -46,6 +47,10 @@ export function registerInit(program: Command, contextFor: (command: Command) =>
         .choices(['cert-manager', 'self'])
         .default('cert-manager'),
     )
+    .option(
+      '--plugins <plugins>',
+      'plugins to add: autoupdate (a weekly workflow that runs `kubesmith alpha update` and opens a pull request)',
+    )
     .option('--skip-install', 'do not run npm install', false)
     .option('--dry-run', 'print the files that would be written, and write nothing', false)
     .option('--force', 'scaffold over an existing project, overwriting files', false)
@@ -57,7 +62,8 @@ Examples:
   $ kubesmith init --domain example.com
   $ kubesmith init --domain example.com --project-name guestbook-operator --owner "The Guestbook Authors"
   $ kubesmith init --domain example.com --namespaced --skip-install --dry-run
-  $ kubesmith init --domain example.com --cert-provider self`,
+  $ kubesmith init --domain example.com --cert-provider self
+  $ kubesmith init --domain example.com --plugins autoupdate`,
     )
     .action(async (flags: InitFlags, command: Command) => {
       const { out, cwd, env } = contextFor(command);
@@ -68,6 +74,14 @@ Examples:
         validateProjectName(projectName) ??
         (flags.owner !== undefined ? validateOwner(flags.owner) : undefined);
       if (problem) throw new UsageError(problem.message, problem.hint);
+      const { AUTOUPDATE_NAMES } = await import('../scaffold/autoupdate.js');
+      const plugins = flags.plugins?.split(',').map((plugin) => plugin.trim());
+      const unknown = plugins?.find((plugin) => !AUTOUPDATE_NAMES.test(plugin));
+      if (unknown !== undefined)
+        throw new UsageError(
+          `unknown plugin ${JSON.stringify(unknown.slice(0, 80))} for init`,
+          'init knows one plugin: --plugins autoupdate (the Helm chart comes later: `kubesmith edit --plugins helm`)',
+        );
 
       const { resolveKubesmithPackages } = await import('../scaffold/packages.js');
       const packages = await resolveKubesmithPackages({ env });
@@ -85,6 +99,7 @@ Examples:
         certProvider: flags.certProvider,
         force: flags.force,
         packages,
+        autoupdate: plugins !== undefined,
         ...(year !== undefined ? { year } : {}),
       });
       const source = { runtime: packages.runtime, cli: packages.cli };

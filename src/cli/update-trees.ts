@@ -245,6 +245,8 @@ export function replayArgs(step: ReplayStep, input: string): string[] {
         ...(o.conversion ? ['--conversion', '--spoke', o.spoke.join(',')] : []),
       ];
     }
+    case 'edit':
+      return ['edit', '--plugins', step.options.plugins];
     case 'helm-chart':
       return [
         'helm-chart',

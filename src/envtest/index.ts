@@ -16,6 +16,7 @@ export {
 } from './resolve.js';
 export {
   BINARIES,
+  compatibilityVersions,
   DEFAULT_K8S_VERSION,
   resolveRelease,
   supportedVersions,

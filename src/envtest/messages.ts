@@ -8,7 +8,7 @@ export interface Message {
 export function unsupportedVersion(requested: string, supported: readonly string[]): Message {
   return {
     message: `unsupported Kubernetes version "${requested}"; supported: ${supported.join(', ')}`,
-    hint: 'pass --k8s-version with one of the versions above, e.g. --k8s-version 1.36.3',
+    hint: 'pass --k8s-version with one of the versions above, e.g. --k8s-version 1.37.2',
   };
 }
 
@@ -67,7 +67,7 @@ export function unknownVersion(
     message:
       `Kubernetes ${version} is not in the envtest release index ${indexUrl} (${offered}) ` +
       `and the Go build supports only ${supported.join(', ')}`,
-    hint: `pass --k8s-version with one of those versions, e.g. --k8s-version ${nearby[0] ?? '1.36.3'}`,
+    hint: `pass --k8s-version with one of those versions, e.g. --k8s-version ${nearby[0] ?? '1.37.2'}`,
   };
 }
 
@@ -79,7 +79,7 @@ export function downloadFallsBack(reason: string): string {
 export function malformedVersion(requested: string): Message {
   return {
     message: `"${requested}" is not a Kubernetes version`,
-    hint: 'pass --k8s-version X.Y.Z, e.g. --k8s-version 1.36.3',
+    hint: 'pass --k8s-version X.Y.Z, e.g. --k8s-version 1.37.2',
   };
 }
 

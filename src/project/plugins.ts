@@ -21,7 +21,9 @@ import {
 export const DEPLOY_IMAGE_PLUGIN = 'deploy-image.kubesmith.dev/v1-alpha';
 /** `helm-chart` / `edit --plugins helm` (kubebuilder: `helm.kubebuilder.io/v2-alpha`). */
 export const HELM_PLUGIN = 'helm.kubesmith.dev/v1-alpha';
-export const KNOWN_PLUGINS: readonly string[] = [DEPLOY_IMAGE_PLUGIN, HELM_PLUGIN];
+/** `init` / `edit --plugins autoupdate` (kubebuilder: `autoupdate.kubebuilder.io/v1-alpha`); it has no options. */
+export const AUTOUPDATE_PLUGIN = 'autoupdate.kubesmith.dev/v1-alpha';
+export const KNOWN_PLUGINS: readonly string[] = [DEPLOY_IMAGE_PLUGIN, HELM_PLUGIN, AUTOUPDATE_PLUGIN];
 
 /** The options of `helm-chart` that PROJECT records: those given, when they differ from the default. */
 export interface HelmOptions {
@@ -74,6 +76,19 @@ export function pluginProblems(plugins: unknown): PluginProblem[] {
     const problem = helmProblem(helm);
     if (problem) problems.push({ path: [HELM_PLUGIN], problem });
   }
+  const autoupdate = plugins[AUTOUPDATE_PLUGIN];
+  if (
+    autoupdate !== undefined &&
+    autoupdate !== null &&
+    !(isRecord(autoupdate) && Object.keys(autoupdate).length === 0)
+  )
+    problems.push({
+      path: [AUTOUPDATE_PLUGIN],
+      problem: {
+        message: 'takes no options',
+        hint: 'write it as `{}`, or run `kubesmith edit --plugins autoupdate` again to record it',
+      },
+    });
   return problems;
 }
 
@@ -174,4 +189,9 @@ export function recordedHelm(plugins: unknown): HelmOptions | undefined {
   if (!isRecord(plugins) || !(HELM_PLUGIN in plugins)) return undefined;
   const helm = plugins[HELM_PLUGIN];
   return isRecord(helm) ? (helm as HelmOptions) : {};
+}
+
+/** Whether PROJECT records `--plugins autoupdate` (the weekly `alpha update` workflow). */
+export function recordedAutoupdate(plugins: unknown): boolean {
+  return isRecord(plugins) && AUTOUPDATE_PLUGIN in plugins;
 }

@@ -182,7 +182,7 @@ export function sourceDateYear(env: NodeJS.ProcessEnv): number | undefined {
 }
 
 /** The Node major of the generated Dockerfile's image: the active LTS line. */
-const NODE_MAJOR = 22;
+export const NODE_MAJOR = 22;
 
 /** The comment every generated source file starts with, as kubebuilder's hack/boilerplate.go.txt. */
 function boilerplateFor(license: License, owner: string, year: number): string {

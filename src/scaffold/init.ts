@@ -5,6 +5,7 @@ import { KubesmithError } from '../errors.js';
 import { LAYOUT, serializeProject, type CertProvider, type ProjectConfig } from '../project/config.js';
 import { BOILERPLATE_FILE, LICENSE_FILE, PROJECT_FILE } from '../project/layout.js';
 import { kubesmithVersion } from '../version.js';
+import { addAutoupdateWorkflow, withAutoupdate } from './autoupdate.js';
 import { initContext, type License } from './context.js';
 import type { KubesmithPackages } from './packages.js';
 import type { Plan } from './plan.js';
@@ -28,6 +29,8 @@ export interface InitOptions {
   year?: number;
   /** Where the project gets kubesmith's packages; tarballs among them are written into the project. */
   packages: KubesmithPackages;
+  /** `--plugins autoupdate`: the weekly `alpha update` workflow, recorded in PROJECT. */
+  autoupdate?: boolean;
 }
 
 export async function planInit(options: InitOptions): Promise<Plan> {
@@ -63,8 +66,9 @@ export async function planInit(options: InitOptions): Promise<Plan> {
     ...(options.namespaced ? { namespaced: true } : {}),
     ...(options.certProvider === 'self' ? { certProvider: 'self' as const } : {}),
     resources: [],
-    extra: {},
+    extra: options.autoupdate ? withAutoupdate({}) : {},
   };
+  if (options.autoupdate) await addAutoupdateWorkflow(tree);
   await tree.write(PROJECT_FILE, serializeProject(project));
   return tree.plan();
 }

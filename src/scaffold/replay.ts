@@ -4,13 +4,19 @@
  * built-in kind) first named it, and what was scaffolded for it; it does not record when each webhook was
  * added, so the replay follows one rule (docs/upgrading.md): a resource's API and controller, then at once
  * its defaulting and validating webhooks, and its conversion webhook as soon as every spoke version
- * exists; the Helm chart last. Anything PROJECT records that no command of this kubesmith makes (another
+ * exists; the Helm chart last (the autoupdate workflow right after init). Anything PROJECT records that no command of this kubesmith makes (another
  * tool's plugin, an unknown key) is refused, since the project made again would silently lose it.
  */
 import { KubesmithError } from '../errors.js';
 import type { CertProvider, License, ProjectConfig, ResourceConfig } from '../project/config.js';
 import type { DeployImageOptions } from '../project/deploy-image.js';
-import { KNOWN_PLUGINS, recordedDeployImage, recordedHelm, type HelmOptions } from '../project/plugins.js';
+import {
+  KNOWN_PLUGINS,
+  recordedAutoupdate,
+  recordedDeployImage,
+  recordedHelm,
+  type HelmOptions,
+} from '../project/plugins.js';
 import { validateOwner } from '../project/validation.js';
 import { externalCrdFile } from '../project/layout.js';
 import { defaultPlural } from '../project/resource.js';
@@ -63,7 +69,8 @@ export type ReplayStep =
         version: string[];
       };
     }
-  | { command: 'helm-chart'; options: HelmOptions };
+  | { command: 'helm-chart'; options: HelmOptions }
+  | { command: 'edit'; options: { plugins: 'autoupdate' } };
 
 /** The one key of PROJECT's top level, beside those ProjectConfig reads, that the commands write. */
 const KNOWN_TOP = ['plugins'];
@@ -92,6 +99,9 @@ export function replaySteps(config: ProjectConfig, boilerplate: string | undefin
       },
     },
   ];
+  // The workflow depends on nothing the other steps make: it comes right after init, as `init --plugins` makes it.
+  if (recordedAutoupdate(config.extra['plugins']))
+    steps.push({ command: 'edit', options: { plugins: 'autoupdate' } });
   const made = new Set<string>();
   const pending: ResourceConfig[] = [];
   const key = (r: { group: string; version: string; kind: string }) => `${r.group}/${r.version}/${r.kind}`;

@@ -80,14 +80,15 @@ async function scaffold(init: string[] = ['--owner', 'The Guestbook Authors']): 
 
 describe('alpha generate --output-dir', () => {
   it(
-    'makes every file of the project again, byte for byte, the Helm chart included',
+    'makes every file of the project again, byte for byte, the Helm chart and the autoupdate workflow included',
     async () => {
-      await scaffold();
+      await scaffold(['--owner', 'The Guestbook Authors', '--plugins', 'autoupdate']);
       const kubectl = await findKubectl(process.env).catch(() => undefined);
       if (kubectl) await kubesmith('helm-chart', '--img', 'registry.example.com/guestbook:v1');
       const project = await readFile(path.join(dir, 'PROJECT'), 'utf8');
       expect(project).toContain('owner: The Guestbook Authors\n');
       expect(project).toContain('license: apache2\n');
+      expect(project).toContain('  autoupdate.kubesmith.dev/v1-alpha: {}\n');
       if (kubectl)
         expect(project).toContain(
           'helm.kubesmith.dev/v1-alpha:\n    image: registry.example.com/guestbook:v1\n',
@@ -99,6 +100,7 @@ describe('alpha generate --output-dir', () => {
       const steps = (JSON.parse(result.stdout) as { steps: string[] }).steps;
       expect(steps.map((step) => step.split(' --')[0])).toEqual([
         'kubesmith init',
+        'kubesmith edit',
         'kubesmith create api',
         'kubesmith create webhook',
         'kubesmith create api',
@@ -108,6 +110,7 @@ describe('alpha generate --output-dir', () => {
         ...(kubectl ? ['kubesmith helm-chart'] : []),
         'kubesmith manifests',
       ]);
+      expect(steps[1]).toBe('kubesmith edit --plugins autoupdate');
       // No file may differ: not even the chart's record of its files, nor PROJECT.
       expect(await snapshot(output)).toEqual(await snapshot(dir));
     },
@@ -273,6 +276,11 @@ describe('alpha generate refuses', () => {
       'a chart directory outside the project',
       (p) => `${p}plugins:\n  helm.kubesmith.dev/v1-alpha: {output: ../../outside}\n`,
       /output "..\/..\/outside" is not a directory below the project/,
+    ],
+    [
+      'an autoupdate record with options',
+      (p) => `${p}plugins:\n  autoupdate.kubesmith.dev/v1-alpha: {cron: "* * * * *"}\n`,
+      /plugins\.autoupdate\.kubesmith\.dev\/v1-alpha: takes no options/,
     ],
     [
       'a chart image with template syntax',

@@ -97,7 +97,7 @@ describe('kubesmith edit --multigroup', () => {
     const result = await run(single, 'edit');
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(
-      'error: kubesmith edit needs --plugins helm, --multigroup or --cert-provider\nhint: e.g. kubesmith edit --multigroup, kubesmith edit --cert-provider self, or kubesmith edit --plugins helm\n',
+      'error: kubesmith edit needs --plugins helm, --plugins autoupdate, --multigroup or --cert-provider\nhint: e.g. kubesmith edit --multigroup, kubesmith edit --cert-provider self, or kubesmith edit --plugins helm\n',
     );
   });
 });

@@ -61,7 +61,7 @@ describe('kubesmith envtest', () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(
-      /^error: no envtest binaries for Kubernetes 1\.36\.3 in .*: cannot read the envtest release index .*, and Go is not on PATH to build them\n/,
+      /^error: no envtest binaries for Kubernetes 1\.37\.2 in .*: cannot read the envtest release index .*, and Go is not on PATH to build them\n/,
     );
     expect(result.stderr).toMatch(/\nhint: check the network, .* install Go .* KUBEBUILDER_ASSETS/);
     expect(result.stderr.split('\n')).toHaveLength(3);
@@ -70,7 +70,7 @@ describe('kubesmith envtest', () => {
   it('exits 1 for an unsupported version and 2 for a malformed one', async () => {
     const unsupported = await run(tmp, 'envtest', '--k8s-version', '1.20.0');
     expect(unsupported.code).toBe(1);
-    expect(unsupported.stderr).toContain('and the Go build supports only 1.36.x');
+    expect(unsupported.stderr).toContain('and the Go build supports only 1.37.x');
     expect((await run(tmp, 'envtest', '--k8s-version', 'latest')).code).toBe(2);
     expect((await run(tmp, 'envtest', '--print', 'yaml')).code).toBe(2);
   });

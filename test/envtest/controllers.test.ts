@@ -17,13 +17,13 @@ afterEach(async () => {
 });
 
 const BASE = {
-  etcd: 'etcd Version: 3.6.16',
-  'kube-apiserver': 'Kubernetes v1.36.3',
-  kubectl: 'Client Version: v1.36.3',
+  etcd: 'etcd Version: 3.7.3',
+  'kube-apiserver': 'Kubernetes v1.37.2',
+  kubectl: 'Client Version: v1.37.2',
 };
 const CONTROLLERS = {
-  'kube-controller-manager': 'Kubernetes v1.36.3',
-  'kube-scheduler': 'Kubernetes v1.36.3',
+  'kube-controller-manager': 'Kubernetes v1.37.2',
+  'kube-scheduler': 'Kubernetes v1.37.2',
   kwok: 'kwok version v0.8.0 (go1.26.8 linux/amd64)',
 };
 
@@ -54,7 +54,7 @@ function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   };
 }
 
-const cacheEntry = (): string => path.join(tmp, 'cache', 'kubesmith', 'envtest', '1.36.3');
+const cacheEntry = (): string => path.join(tmp, 'cache', 'kubesmith', 'envtest', '1.37.2');
 
 describe('ensureClusterBinaries', () => {
   it('uses KUBEBUILDER_ASSETS when it holds all six binaries', async () => {
@@ -64,7 +64,7 @@ describe('ensureClusterBinaries', () => {
       env: env({ KUBEBUILDER_ASSETS: assets }),
       buildControllers,
     });
-    expect(result).toEqual({ dir: assets, source: 'KUBEBUILDER_ASSETS', version: '1.36.3' });
+    expect(result).toEqual({ dir: assets, source: 'KUBEBUILDER_ASSETS', version: '1.37.2' });
     expect(buildControllers).not.toHaveBeenCalled();
   });
 
@@ -73,7 +73,7 @@ describe('ensureClusterBinaries', () => {
     await fakeBinaries(cacheEntry(), { ...BASE, ...CONTROLLERS });
     const progress = vi.fn();
     const result = await ensureClusterBinaries({ env: env({ KUBEBUILDER_ASSETS: assets }), progress });
-    expect(result).toEqual({ dir: cacheEntry(), source: 'cache', version: '1.36.3' });
+    expect(result).toEqual({ dir: cacheEntry(), source: 'cache', version: '1.37.2' });
     expect(progress).toHaveBeenCalledWith(
       expect.stringContaining('lacks kube-controller-manager, kube-scheduler, kwok; using the cache'),
     );
@@ -89,7 +89,7 @@ describe('ensureClusterBinaries', () => {
       await fakeBinaries(request.outDir, CONTROLLERS);
     });
     const result = await ensureClusterBinaries({ env: env({ PATH: await pathWithGo() }), buildControllers });
-    expect(result).toEqual({ dir: cacheEntry(), source: 'build', version: '1.36.3' });
+    expect(result).toEqual({ dir: cacheEntry(), source: 'build', version: '1.37.2' });
     expect((await readdir(cacheEntry())).sort()).toEqual([
       'etcd',
       'kube-apiserver',
@@ -99,7 +99,7 @@ describe('ensureClusterBinaries', () => {
       'kwok',
     ]);
     expect((await stat(path.join(cacheEntry(), 'kube-apiserver'))).ino).toBe(before.ino);
-    expect(await readdir(path.dirname(cacheEntry()))).toEqual(['1.36.3']);
+    expect(await readdir(path.dirname(cacheEntry()))).toEqual(['1.37.2']);
     // Second run: the cache answers.
     const again = await ensureClusterBinaries({ env: env({ PATH: await pathWithGo() }), buildControllers });
     expect(again.source).toBe('cache');
@@ -126,7 +126,7 @@ describe('ensureClusterBinaries', () => {
   it('keeps the base entry as it was when the build fails or a binary reports another version', async () => {
     await fakeBinaries(cacheEntry(), BASE);
     const failing = async (request: BuildRequest): Promise<void> => {
-      await fakeBinaries(request.outDir, { 'kube-controller-manager': 'Kubernetes v1.36.3' });
+      await fakeBinaries(request.outDir, { 'kube-controller-manager': 'Kubernetes v1.37.2' });
       throw new KubesmithError('building the envtest binaries failed while building kwok: network');
     };
     await expect(
@@ -138,11 +138,11 @@ describe('ensureClusterBinaries', () => {
       ensureClusterBinaries({ env: env({ PATH: await pathWithGo() }), buildControllers: wrong }),
     ).rejects.toThrow(/verifying kwok: .*expected v0\.8\.0/);
     expect((await readdir(cacheEntry())).sort()).toEqual(['etcd', 'kube-apiserver', 'kubectl']);
-    expect(await readdir(path.dirname(cacheEntry()))).toEqual(['1.36.3']);
+    expect(await readdir(path.dirname(cacheEntry()))).toEqual(['1.37.2']);
   });
 
   it('completes a partial set left by a run killed between two renames', async () => {
-    await fakeBinaries(cacheEntry(), { ...BASE, 'kube-controller-manager': 'Kubernetes v1.36.3' });
+    await fakeBinaries(cacheEntry(), { ...BASE, 'kube-controller-manager': 'Kubernetes v1.37.2' });
     const buildControllers = vi.fn(
       async (request: BuildRequest) => void (await fakeBinaries(request.outDir, CONTROLLERS)),
     );
@@ -156,7 +156,7 @@ describe('ensureClusterBinaries', () => {
     const error = (await ensureClusterBinaries({ env: env() }).catch((e: unknown) => e)) as KubesmithError;
     expect(error).toBeInstanceOf(KubesmithError);
     expect(error.message).toBe(
-      `no cluster-mode binaries for Kubernetes 1.36.3: ${cacheEntry()} lacks kube-controller-manager, ` +
+      `no cluster-mode binaries for Kubernetes 1.37.2: ${cacheEntry()} lacks kube-controller-manager, ` +
         'kube-scheduler, kwok, and Go is not on PATH to build them',
     );
     expect(error.hint).toContain('kubesmith envtest --with-controllers');
@@ -183,7 +183,7 @@ describe('kubesmith envtest --with-controllers', () => {
     vi.stubEnv('KUBEBUILDER_ASSETS', '');
     const result = await run(tmp, 'envtest', '--with-controllers');
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^error: no cluster-mode binaries for Kubernetes 1\.36\.3: /);
+    expect(result.stderr).toMatch(/^error: no cluster-mode binaries for Kubernetes 1\.37\.2: /);
     expect(result.stderr).toMatch(/\nhint: install Go .*--with-controllers/);
     // Without the flag, the base binaries are enough.
     expect((await run(tmp, 'envtest')).stdout).toBe(`${cacheEntry()}\n`);

@@ -289,8 +289,8 @@ describe.skipIf(!haveReal && !inCi)('kubesmith envtest: download from the envtes
     const error = await failure({ version: '1.29.9' });
     expect(error.message).toBe(
       `Kubernetes 1.29.9 is not in the envtest release index ${base}/index.yaml (nearby versions in the index: ` +
-        `1.29.4, 1.29.3, 1.30.0, ${VERSION}) and the Go build supports only 1.36.x (verified: 1.36.3, etcd 3.6.16), ` +
-        `1.34.x (verified: 1.34.2, etcd 3.5.21)`,
+        `1.29.4, 1.29.3, 1.30.0, ${VERSION}) and the Go build supports only 1.37.x (verified: 1.37.2, etcd 3.7.3), ` +
+        `1.36.x (verified: 1.36.3, etcd 3.6.16), 1.35.x (verified: 1.35.4, etcd 3.6.16), 1.34.x (verified: 1.34.2, etcd 3.5.21)`,
     );
     expect(error.hint).toBe('pass --k8s-version with one of those versions, e.g. --k8s-version 1.29.4');
     expect(requests).toEqual(['/index.yaml']);

@@ -8,6 +8,7 @@ import {
   DEFAULT_K8S_VERSION,
   defaultCacheRoot,
   ensureEnvtestBinaries,
+  compatibilityVersions,
   resolveRelease,
   stagingModules,
   type BuildRequest,
@@ -22,7 +23,7 @@ afterEach(async () => {
 });
 
 /** Shell scripts standing in for the binaries: each prints what the real one prints for --version. */
-async function fakeBinaries(dir: string, version = '1.36.3', etcd = '3.6.16'): Promise<string> {
+async function fakeBinaries(dir: string, version = '1.37.2', etcd = '3.7.3'): Promise<string> {
   await mkdir(dir, { recursive: true });
   const outputs: Record<string, string> = {
     etcd: `etcd Version: ${etcd}`,
@@ -65,7 +66,7 @@ describe('ensureEnvtestBinaries: where the binaries come from', () => {
     await fakeBinaries(cacheEntry());
     const build = vi.fn();
     const result = await ensureEnvtestBinaries({ env: env({ KUBEBUILDER_ASSETS: assets }), build });
-    expect(result).toEqual({ dir: assets, source: 'KUBEBUILDER_ASSETS', version: '1.36.3' });
+    expect(result).toEqual({ dir: assets, source: 'KUBEBUILDER_ASSETS', version: '1.37.2' });
     expect(build).not.toHaveBeenCalled();
   });
 
@@ -75,7 +76,7 @@ describe('ensureEnvtestBinaries: where the binaries come from', () => {
     await fakeBinaries(cacheEntry());
     const progress = vi.fn();
     const result = await ensureEnvtestBinaries({ env: env({ KUBEBUILDER_ASSETS: assets }), progress });
-    expect(result).toEqual({ dir: cacheEntry(), source: 'cache', version: '1.36.3' });
+    expect(result).toEqual({ dir: cacheEntry(), source: 'cache', version: '1.37.2' });
     expect(progress).toHaveBeenCalledWith(expect.stringContaining('lacks kubectl'));
   });
 
@@ -93,9 +94,9 @@ describe('ensureEnvtestBinaries: where the binaries come from', () => {
 
   it('uses --bin-dir as the cache root', async () => {
     const root = path.join(tmp, 'bin-dir');
-    await fakeBinaries(path.join(root, '1.36.3'));
+    await fakeBinaries(path.join(root, '1.37.2'));
     const result = await ensureEnvtestBinaries({ env: env(), binDir: root });
-    expect(result.dir).toBe(path.join(root, '1.36.3'));
+    expect(result.dir).toBe(path.join(root, '1.37.2'));
     expect(result.source).toBe('cache');
   });
 
@@ -104,7 +105,7 @@ describe('ensureEnvtestBinaries: where the binaries come from', () => {
     expect(error).toBeInstanceOf(KubesmithError);
     const { message, hint, exitCode } = error as KubesmithError;
     expect(message).toBe(
-      `no envtest binaries for Kubernetes 1.36.3 in ${cacheEntry()}: cannot read the envtest release index ` +
+      `no envtest binaries for Kubernetes 1.37.2 in ${cacheEntry()}: cannot read the envtest release index ` +
         `file://${tmp}/no-index.yaml: ${tmp}/no-index.yaml does not exist, and Go is not on PATH to build them`,
     );
     expect(hint).toContain('install Go');
@@ -119,18 +120,18 @@ describe('ensureEnvtestBinaries: where the binaries come from', () => {
       // The build writes into a staging directory beside the entry, never into the entry itself.
       expect(path.dirname(request.outDir)).toBe(path.dirname(cacheEntry()));
       expect(existsSync(cacheEntry())).toBe(false);
-      expect(request.release).toMatchObject({ version: '1.36.3', etcd: '3.6.16' });
+      expect(request.release).toMatchObject({ version: '1.37.2', etcd: '3.7.3' });
       await fakeBinaries(request.outDir);
     });
     const progress = vi.fn();
     const result = await ensureEnvtestBinaries({ env: env({ PATH: await pathWithGo() }), build, progress });
-    expect(result).toEqual({ dir: cacheEntry(), source: 'build', version: '1.36.3' });
+    expect(result).toEqual({ dir: cacheEntry(), source: 'build', version: '1.37.2' });
     expect(progress).toHaveBeenCalledWith(
       `no download: cannot read the envtest release index file://${tmp}/no-index.yaml: ` +
         `${tmp}/no-index.yaml does not exist; building from Go modules instead`,
     );
     expect(build).toHaveBeenCalledOnce();
-    expect((await readdir(path.dirname(cacheEntry()))).sort()).toEqual(['1.36.3']);
+    expect((await readdir(path.dirname(cacheEntry()))).sort()).toEqual(['1.37.2']);
     // Second run: the cache answers.
     const again = await ensureEnvtestBinaries({ env: env({ PATH: await pathWithGo() }), build });
     expect(again.source).toBe('cache');
@@ -155,12 +156,12 @@ describe('ensureEnvtestBinaries: where the binaries come from', () => {
     const error = (await ensureEnvtestBinaries({ env: env({ PATH: await pathWithGo() }), build }).catch(
       (e: unknown) => e,
     )) as KubesmithError;
-    expect(error.message).toMatch(/verifying kube-apiserver: .*expected v1\.36\.3/);
+    expect(error.message).toMatch(/verifying kube-apiserver: .*expected v1\.37\.2/);
     expect(existsSync(path.join(tmp, 'cache'))).toBe(false);
   });
 
   it('removes the staging directory of an abandoned build (its process is gone)', async () => {
-    const abandoned = path.join(path.dirname(cacheEntry()), '.build-1.36.3-999999999-abc');
+    const abandoned = path.join(path.dirname(cacheEntry()), '.build-1.37.2-999999999-abc');
     await mkdir(abandoned, { recursive: true });
     const build = async (request: BuildRequest): Promise<void> => void (await fakeBinaries(request.outDir));
     await ensureEnvtestBinaries({ env: env({ PATH: await pathWithGo() }), build });
@@ -170,13 +171,23 @@ describe('ensureEnvtestBinaries: where the binaries come from', () => {
 
 describe('versions', () => {
   it('accepts the verified minors with or without a v, and pairs each with its etcd', () => {
-    expect(resolveRelease()).toEqual({ version: '1.36.3', major: 1, minor: 36, etcd: '3.6.16' });
+    expect(resolveRelease()).toEqual({ version: '1.37.2', major: 1, minor: 37, etcd: '3.7.3' });
+    expect(resolveRelease('v1.36.3')).toMatchObject({ version: '1.36.3', etcd: '3.6.16' });
+    expect(resolveRelease('1.35.4')).toMatchObject({ version: '1.35.4', etcd: '3.6.16' });
     expect(resolveRelease('v1.34.2')).toMatchObject({ version: '1.34.2', etcd: '3.5.21' });
+  });
+
+  it('runs the compatibility suite on verified releases other than the default, each one the Go build makes', () => {
+    const versions = compatibilityVersions();
+    expect(versions).toContain('1.36.3');
+    expect(versions).not.toContain(DEFAULT_K8S_VERSION);
+    for (const version of versions) expect(resolveRelease(version).version).toBe(version);
   });
 
   it('refuses an unknown version and lists the supported ones', () => {
     expect(() => resolveRelease('1.29.0')).toThrow(
-      'unsupported Kubernetes version "1.29.0"; supported: 1.36.x (verified: 1.36.3, etcd 3.6.16), 1.34.x (verified: 1.34.2, etcd 3.5.21)',
+      'unsupported Kubernetes version "1.29.0"; supported: ' +
+        '1.37.x (verified: 1.37.2, etcd 3.7.3), 1.36.x (verified: 1.36.3, etcd 3.6.16), 1.35.x (verified: 1.35.4, etcd 3.6.16), 1.34.x (verified: 1.34.2, etcd 3.5.21)',
     );
     expect(() => resolveRelease('latest')).toThrow(KubesmithError);
   });

@@ -112,7 +112,7 @@ describe.skipIf(helm === undefined)('kubesmith helm-chart', () => {
     const bad = await run(dir, 'edit', '--plugins', 'go/v4');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain(
-      'error: unknown plugin "go/v4" for edit\nhint: kubesmith edit knows one plugin',
+      'error: unknown plugin "go/v4" for edit\nhint: kubesmith edit knows two plugins',
     );
   });
 

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 /** The Kubernetes version `kubesmith envtest` provides by default; keep in step with src/envtest/versions.ts. */
-export const DEFAULT_K8S_VERSION = '1.36.3';
+export const DEFAULT_K8S_VERSION = '1.37.2';
 
 /** Raised when no directory holds the binaries envtest needs; the message says how to get them. */
 export class EnvtestBinariesNotFoundError extends Error {

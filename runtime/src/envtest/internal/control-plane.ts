@@ -111,6 +111,9 @@ export class ControlPlane implements Cleanup, ClusterHost {
       '--bind-address=127.0.0.1',
       // Also puts 127.0.0.1 into the self-signed serving certificate.
       '--advertise-address=127.0.0.1',
+      // Nothing outside this machine reaches the kubernetes Service's endpoints; and from 1.37 on, the lease
+      // reconciler refuses a loopback advertise address ("may not be in the loopback range"), stopping the start.
+      '--endpoint-reconciler-type=none',
       '--service-cluster-ip-range=10.0.0.0/24',
       '--allow-privileged=true',
       '--authorization-mode=RBAC',
