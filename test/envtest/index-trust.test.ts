@@ -22,12 +22,15 @@ import {
   type BuildRequest,
   type EnsureOptions,
 } from '../../src/envtest/index.js';
+import { DEFAULT_K8S_VERSION, resolveRelease } from '../../src/envtest/versions.js';
 import { archiveName, envtestPlatform } from '../../src/envtest/index-file.js';
 import { KubesmithError } from '../../src/errors.js';
 import { run } from '../helpers/run.js';
 import { END, ENVTEST_DIRS, envtestFiles, file, writeTarGz } from './tar-helpers.js';
 
-const VERSION = '1.36.3';
+// The default release: what ensureEnvtestBinaries fetches when no version is asked for.
+const VERSION = DEFAULT_K8S_VERSION;
+const ETCD = resolveRelease(VERSION).etcd;
 const ARCHIVE = archiveName(VERSION, envtestPlatform());
 const certs = makeServingCertificates(['127.0.0.1', 'localhost']);
 
@@ -46,7 +49,7 @@ let tmp: string;
 async function fakeBinaries(dir: string): Promise<string> {
   await mkdir(dir, { recursive: true });
   const outputs = {
-    etcd: 'etcd Version: 3.6.16',
+    etcd: `etcd Version: ${ETCD}`,
     'kube-apiserver': `Kubernetes v${VERSION}`,
     kubectl: `Client Version: v${VERSION}`,
   };
@@ -284,8 +287,8 @@ describe('the archive', () => {
   it('is a broken archive when it holds a binary twice, said in one line (not a raw EEXIST)', async () => {
     const twice = gzipSync(
       Buffer.concat([
-        file('controller-tools/envtest/etcd', '#!/bin/sh\necho "etcd Version: 3.6.16"\n'),
-        file('controller-tools/envtest/etcd', '#!/bin/sh\necho "etcd Version: 3.6.16"\n'),
+        file('controller-tools/envtest/etcd', `#!/bin/sh\necho "etcd Version: ${ETCD}"\n`),
+        file('controller-tools/envtest/etcd', `#!/bin/sh\necho "etcd Version: ${ETCD}"\n`),
         END,
       ]),
     );
