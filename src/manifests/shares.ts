@@ -86,10 +86,13 @@ export function planShares(listing: SourceListing, registry: MarkerRegistry): Pl
 }
 
 /**
- * What a byte of source costs the worker against the main thread: its code runs cold (its own isolate
- * compiles TypeScript's functions again), about a quarter slower at 50 kinds on this machine.
+ * A byte of the worker's share counts for more than one of the main thread's: the worker starts its share
+ * later (its own start and TypeScript take longer than the main thread's plan), which outweighs the main
+ * thread's other work (the other sources, the merge). Measured by thread CPU time at 50 and 200 kinds of
+ * both corpora of `npm run bench`: 0.85 left the worker last by 0.1 to 0.2 s, 1.25 the main thread by
+ * up to 0.1 s.
  */
-const WORKER_COST = 1.25;
+const WORKER_COST = 1.15;
 
 /** `export interface Foo`, `export declare abstract class Foo`...: what the plan reads names from. */
 const EXPORTED_NAME =
