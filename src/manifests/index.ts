@@ -1,6 +1,6 @@
 /**
  * `kubesmith manifests` without the CLI: the generator passes (CRD, RBAC, webhooks, generate.ts) over the
- * project, on two threads when it has many API files (parallel.ts), with the same result as on one. Returns
+ * project, on two threads when `KUBESMITH_MANIFESTS_THREADS=2` asks (parallel.ts), with the same result as on one. Returns
  * the files they produce with every diagnostic. It never writes; the caller decides. The compiler loads
  * only once a worker, if any, is started (parallel.ts).
  */

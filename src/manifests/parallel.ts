@@ -20,13 +20,16 @@
  * main thread confirms the plan and sends the imports of all the API files (the program's declarations of
  * the runtime depend on them), or nothing: then the worker stops, and the main thread runs alone.
  *
- * It pays only when there is enough work for two: `PARALLEL_MIN_FILES` API files and two CPUs
- * (`os.availableParallelism`). `KUBESMITH_MANIFESTS_THREADS=1` keeps every run on one thread (to debug),
- * `=2` splits even a small project and says on stderr why a run went back to one thread (the tests). A
- * worker that fails or throws costs a run on one thread, which reports the error itself if there is one.
+ * Off unless `KUBESMITH_MANIFESTS_THREADS=2` (then any project of two API files or more is split, and the
+ * run says on stderr why it went back to one thread). Measured side by side on two CPUs shared with other
+ * work (load average about 5), two threads cost 30 to 55% more CPU time (the worker's own start and
+ * TypeScript, the runtime's declarations parsed again, code that runs cold in its isolate) and were not
+ * faster: 1.53 s against 1.09 at 50 small kinds, 2.40 against 1.88 at 200, 2.34 against 2.45 at 200
+ * realistic ones. By thread CPU times, an idle machine should see 5 to 35% less wall time from 50 to 200
+ * kinds (docs/benchmarks.md); the default waits for that measurement. A worker that fails or throws costs
+ * a run on one thread, which reports the error itself if there is one.
  */
 import { existsSync } from 'node:fs';
-import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { Worker } from 'node:worker_threads';
 import { isError, sortDiagnostics } from '../markers/diagnostics.js';
@@ -34,9 +37,6 @@ import type { Imports } from '../typescript/declarations.js';
 import type { Share, SourceListing } from './sources.js';
 import type { GenerateOptions, GenerateResult } from './generate.js';
 import type { Summary } from './shares.js';
-
-/** Below this many API files, a worker's start (its own TypeScript, ~0.1 s) costs more than it saves. */
-export const PARALLEL_MIN_FILES = 24;
 
 const WORKER = new URL('./worker.js', import.meta.url);
 
@@ -49,17 +49,14 @@ export type FromWorker = { summary: Summary } | { result: GenerateResult } | { e
 /** The options a worker gets (structured-cloneable: no callback). */
 export type WorkerOptions = Omit<GenerateOptions, 'onFile'>;
 
-/** `KUBESMITH_MANIFESTS_THREADS`: `1` or `2` forces one or two threads, anything else lets the run decide. */
+/** `KUBESMITH_MANIFESTS_THREADS`: `2` splits a run over two threads; anything else keeps it on one. */
 export const forcedThreads = (): string | undefined => process.env['KUBESMITH_MANIFESTS_THREADS'];
 
-/** Whether to split this run, from the environment, the CPUs and the number of API files. */
+/** Whether to split this run: asked for, with two API files or more, and a compiled worker to start. */
 export function wantsThreads(listing: SourceListing): boolean {
-  const forced = forcedThreads();
-  if (forced === '1') return false;
+  if (forcedThreads() !== '2' || listing.apiFiles.length < 2) return false;
   // Run from the sources (tests), there is no compiled worker to start.
-  if (!existsSync(fileURLToPath(WORKER))) return false;
-  if (forced === '2') return listing.apiFiles.length > 1;
-  return listing.apiFiles.length >= PARALLEL_MIN_FILES && os.availableParallelism() >= 2;
+  return existsSync(fileURLToPath(WORKER));
 }
 
 /**
