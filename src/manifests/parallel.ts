@@ -22,7 +22,7 @@
  *
  * Off unless `KUBESMITH_MANIFESTS_THREADS=2` (then any project of two API files or more is split, and the
  * run says on stderr why it went back to one thread). Measured side by side on two CPUs shared with other
- * work (load average about 5), two threads cost 30 to 55% more CPU time (the worker's own start and
+ * work (load average about 5), two threads cost 25 to 55% more CPU time (the worker's own start and
  * TypeScript, the runtime's declarations parsed again, code that runs cold in its isolate) and were not
  * faster: 1.53 s against 1.09 at 50 small kinds, 2.40 against 1.88 at 200, 2.34 against 2.45 at 200
  * realistic ones. By thread CPU times, an idle machine should see 5 to 35% less wall time from 50 to 200
