@@ -5,9 +5,8 @@
  * (read through `markers`, from the registry every generator's markers make, registry.ts), the one
  * `report` every diagnostic goes to, and the schema builder, which the passes ask only for schemas.
  */
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import { apiProgram, sourceFiles } from '../typescript/api-program.js';
+import { apiProgram } from '../typescript/api-program.js';
 import { ts } from '../typescript/compiler.cjs';
 import { readProjectDomain } from '../project/find.js';
 import { MarkerIndex, Report, type Marker } from '../markers/index.js';
@@ -15,7 +14,8 @@ import { SchemaBuilder } from '../schema/index.js';
 import { brandSchema } from '../schema/resolve.js';
 import type { LibVariant } from '../typescript/program.js';
 import { defaultRegistry } from './registry.js';
-import { API_DIR, SOURCE_DIR } from '../project/layout.js';
+import { API_DIR } from '../project/layout.js';
+import { listSources, type Share, type SourceListing } from './sources.js';
 
 export interface ManifestContext {
   root: string;
@@ -47,45 +47,59 @@ export interface ManifestContext {
   /** What made the program take the full library after the subset (`file:line: what`), if anything. */
   libBlocker: string | undefined;
   displayPath(sf: ts.SourceFile): string;
+  /**
+   * Whether this run generates the kinds of a scanned source and checks its markers: every source, but in
+   * one thread's share of a parallel run (parallel.ts), whose other sources are read for file-level
+   * markers only.
+   */
+  owns(sf: ts.SourceFile): boolean;
   /** File-level markers of every scanned source, in path then source order. */
   packageMarkers(): Marker[];
 }
 
-/**
- * `planned`: files (relative to root) whose content stands for what is on disk, and files not yet written:
- * the TypeScript of a scaffold's plan, so that its manifests are generated before anything is written.
- */
 export function createContext(
   root: string,
   planned?: ReadonlyMap<string, string>,
   options: { lib?: LibVariant; paths?: boolean } = {},
 ): ManifestContext {
-  // `manifests --paths DIR` (controller-gen's `paths=`): DIR is the root, its sources are the API files.
-  const srcDir = (options.paths ? root : path.join(root, SOURCE_DIR)).split(path.sep).join('/');
-  const overlay = new Map<string, string>();
-  for (const [file, content] of planned ?? []) {
-    if (!file.startsWith(`${SOURCE_DIR}/`) || !file.endsWith('.ts') || /\.(test|d)\.ts$/.test(file)) continue;
-    overlay.set(path.join(root, file).split(path.sep).join('/'), content);
-  }
-  const read = (file: string): string => overlay.get(file) ?? readFileSync(file, 'utf8');
-  const linkedOut: string[] = [];
-  const onDisk = existsSync(srcDir) ? sourceFiles(srcDir, realpathSync(root), linkedOut) : [];
-  const all = [...new Set([...onDisk, ...overlay.keys()])].sort();
-  const apiDir = options.paths ? '' : API_DIR;
-  const apiPrefix = options.paths ? `${srcDir}/` : `${path.join(root, API_DIR).split(path.sep).join('/')}/`;
-  const { program, declarations, lib, libBlocker } = apiProgram(
+  return contextOf(listSources(root, planned, options), options.lib);
+}
+
+/** The context over `listing`, or over one thread's `share` of it. */
+export function contextOf(listing: SourceListing, lib?: LibVariant, share?: Share): ManifestContext {
+  const { root, read, overlay } = listing;
+  const apiDir = listing.paths ? '' : API_DIR;
+  const apiFiles = new Set(listing.apiFiles);
+  const owned = share ? new Set(share.owned) : undefined;
+  const all = share
+    ? [
+        ...new Set([
+          ...share.owned,
+          ...share.packageFiles,
+          ...(share.others ? listing.all.filter((f) => !apiFiles.has(f)) : []),
+        ]),
+      ].sort()
+    : listing.all;
+  const {
+    program,
+    declarations,
+    lib: libVariant,
+    libBlocker,
+  } = apiProgram(
     root,
-    all.filter((f) => f.startsWith(apiPrefix)),
+    share ? [...share.owned] : listing.apiFiles,
     overlay,
     read,
-    options.lib ?? 'subset',
+    lib ?? 'subset',
     (checker, type) => brandSchema(checker, type) !== undefined,
+    share?.parsed,
+    share?.imports,
   );
   const checker = program.getTypeChecker();
   const displayPath = (sf: ts.SourceFile): string =>
     path.relative(root, sf.fileName).split(path.sep).join('/');
   const report = new Report(displayPath);
-  for (const file of linkedOut) {
+  for (const file of !share || share.others ? listing.linkedOut : []) {
     report.error(
       { file: path.relative(root, file).split(path.sep).join('/'), line: 1, col: 1 },
       'link-out-of-project',
@@ -136,9 +150,10 @@ export function createContext(
     schemas,
     sources,
     declarations,
-    lib,
+    lib: libVariant,
     libBlocker,
     displayPath,
+    owns: (sf) => !owned || owned.has(sf.fileName) || (share!.others && !apiFiles.has(sf.fileName)),
     packageMarkers: () => sources.flatMap((sf) => markers.fileMarkers(sf).package),
   };
 }

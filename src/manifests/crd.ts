@@ -78,6 +78,8 @@ function findKinds(ctx: ManifestContext): { kinds: KindVersion[]; kindDecls: Set
     if (apiDir.skip) continue;
     const candidates: { decl: KindVersion['decl']; markers: Marker[] }[] = [];
     for (const sf of files) {
+      // Read for its directory's markers only: another thread of a parallel run has its kinds.
+      if (!ctx.owns(sf)) continue;
       for (const stmt of sf.statements) {
         if (!(
           ts.isInterfaceDeclaration(stmt) ||
@@ -198,6 +200,7 @@ function truncate(desc: string, max: number): string {
  */
 function checkKindMarkers(ctx: ManifestContext, kindDecls: ReadonlySet<ts.Node>): void {
   for (const sf of ctx.sources) {
+    if (!ctx.owns(sf)) continue;
     if (ctx.apiDir === API_DIR && ctx.displayPath(sf).startsWith(`${EXTERNAL_API_DIR}/`)) continue;
     for (const [node, markers] of ctx.markers.fileMarkers(sf).byNode) {
       if (kindDecls.has(node)) continue;

@@ -1,15 +1,16 @@
 /**
- * The project's TypeScript as the generator reads it: the source files under `src/` (never through a link
- * out of the project), and one program over the API files (`src/api/**` and what they import), made as
- * small as it can be (declarations.ts, lib-subset.ts) and built with TypeScript's API (program.ts).
+ * The project's TypeScript as the generator reads it: one program over the API files (`src/api/**` and what
+ * they import; source-files.ts finds them), made as small as it can be (declarations.ts, lib-subset.ts)
+ * and built with TypeScript's API (program.ts).
  */
-import { readdirSync, realpathSync, statSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { relativeWithin } from '../within.js';
 import { ts } from './compiler.cjs';
 import { checkSubset, importsOf, planSubset, resolverFor, type Imports } from './declarations.js';
 import { libBlocker as findLibBlocker, type IsBrand } from './lib-subset.js';
 import { createProgram, parseOptions, projectOptions, type LibVariant } from './program.js';
+import { isInside, realPathOf } from './source-files.js';
 
 const COMPILER_OPTIONS: ts.CompilerOptions = {
   target: ts.ScriptTarget.ES2022,
@@ -33,58 +34,6 @@ const GENERATOR_OPTIONS: ts.CompilerOptions = {
 };
 
 /**
- * The `.ts` files under `dir` but tests and declarations (as ts-morph's `**\/*.ts` glob found them: no dot
- * entries). A file or directory that is a symbolic link out of the project (`realRoot`) is not read: it is
- * put in `linkedOut`, and the generator reports it. A pull request can add such a link, and a file read
- * from outside the project could be printed in a diagnostic in the CI log.
- */
-export function sourceFiles(
-  dir: string,
-  realRoot: string,
-  linkedOut: string[],
-  out: string[] = [],
-  seen = new Set<string>(),
-): string[] {
-  let entries;
-  try {
-    const real = realpathSync(dir);
-    if (seen.has(real)) return out; // a symbolic link back up the tree
-    seen.add(real);
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return out;
-  }
-  for (const entry of entries) {
-    if (entry.name.startsWith('.')) continue;
-    const file = `${dir}/${entry.name}`;
-    if (entry.isSymbolicLink() && !isInside(realRoot, realPathOf(file))) {
-      linkedOut.push(file);
-      continue;
-    }
-    const isDir =
-      entry.isDirectory() ||
-      (entry.isSymbolicLink() && statSync(file, { throwIfNoEntry: false })?.isDirectory());
-    if (isDir) sourceFiles(file, realRoot, linkedOut, out, seen);
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') && !entry.name.endsWith('.d.ts'))
-      out.push(file);
-  }
-  return out;
-}
-
-function realPathOf(file: string): string | undefined {
-  try {
-    return realpathSync(file);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Whether the real path `real` is `realRoot` or below it (undefined: a link that leads nowhere). */
-function isInside(realRoot: string, real: string | undefined): boolean {
-  return real !== undefined && relativeWithin(realRoot, real) !== undefined;
-}
-
-/**
  * What the program may read: the project's own files where they really are inside the project (an import
  * or a link that leads out is as if the file did not exist), and installed packages, by a path through
  * a node_modules directory or as declarations (`.d.ts`): a workspace's packages are links out of
@@ -105,11 +54,41 @@ function readableFor(root: string): (file: string) => boolean {
 }
 
 /**
+ * The API files parsed as `apiProgram` parses them (for the project's tsconfig target), before any program:
+ * what `parsed` takes, so that a caller who reads their syntax first does not parse them twice.
+ */
+export function parseApiFiles(
+  root: string,
+  apiFiles: readonly string[],
+  read: (file: string) => string,
+): Map<string, ts.SourceFile> {
+  const parse = parseOptions(projectOptions(root, GENERATOR_OPTIONS, COMPILER_OPTIONS));
+  return new Map(apiFiles.map((file) => [file, ts.createSourceFile(file, read(file), parse)]));
+}
+
+/** What `files` import from the runtime and client-node, together. */
+export function importsOfAll(files: Iterable<ts.SourceFile>): Imports {
+  const wanted: Imports = { names: new Map() };
+  for (const sf of files) {
+    for (const [pkg, names] of importsOf(sf).names) {
+      if (!wanted.names.has(pkg)) wanted.names.set(pkg, new Set());
+      const set = wanted.names.get(pkg);
+      if (!names) wanted.names.set(pkg, undefined);
+      else for (const n of names) set?.add(n);
+    }
+  }
+  return wanted;
+}
+
+/**
  * The program over the API files: with the smaller entries of the runtime and client-node when every
  * import of them can be traced (declarations.ts), else, or when another file of the program imports
  * them for more, with the full declarations. With the smaller library (lib-subset.ts) when `lib` allows
  * and the full declarations are not needed (their ~900 files would only be walked to find a blocker);
- * `isBrand` says which intersections the schema mapper reads no members of.
+ * `isBrand` says which intersections the schema mapper reads no members of. `parsed`: API files already
+ * parsed (parseApiFiles), not parsed again. `imports`: what the API files import from the two packages
+ * (importsOfAll), when `apiFiles` are only some of them (one thread's share, whose program reaches the
+ * others through imports); by default read from `apiFiles`.
  */
 export function apiProgram(
   root: string,
@@ -118,6 +97,8 @@ export function apiProgram(
   read: (file: string) => string,
   lib: LibVariant,
   isBrand: IsBrand,
+  parsed?: ReadonlyMap<string, ts.SourceFile>,
+  imports?: Imports,
 ): { program: ts.Program; declarations: 'subset' | 'full'; lib: LibVariant; libBlocker?: string } {
   const options = projectOptions(root, GENERATOR_OPTIONS, COMPILER_OPTIONS);
   const cache = new Map<string, ts.SourceFile>();
@@ -139,17 +120,13 @@ export function apiProgram(
       libBlocker: blocker,
     };
   };
-  const wanted: Imports = { names: new Map() };
+  const roots: ts.SourceFile[] = [];
   for (const file of apiFiles) {
-    const sf = ts.createSourceFile(file, read(file), parseOptions(options));
+    const sf = parsed?.get(file) ?? ts.createSourceFile(file, read(file), parseOptions(options));
     cache.set(file, sf);
-    for (const [pkg, names] of importsOf(sf).names) {
-      if (!wanted.names.has(pkg)) wanted.names.set(pkg, new Set());
-      const set = wanted.names.get(pkg);
-      if (!names) wanted.names.set(pkg, undefined);
-      else for (const n of names) set?.add(n);
-    }
+    roots.push(sf);
   }
+  const wanted = imports ?? importsOfAll(roots);
   const first = apiFiles[0];
   if (first === undefined) return full();
   if (wanted.names.size === 0) {

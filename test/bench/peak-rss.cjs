@@ -5,7 +5,9 @@
 const { appendFileSync } = require('node:fs');
 
 const file = process.env.BENCH_RSS_FILE;
-if (file) {
+// Preloads run in worker threads too (kubesmith's parallel manifests): the process's usage is the main
+// thread's to write, once, when the process exits.
+if (file && require('node:worker_threads').isMainThread) {
   process.on('exit', () => {
     const usage = process.resourceUsage();
     appendFileSync(file, `${usage.maxRSS} ${usage.userCPUTime + usage.systemCPUTime}\n`);
