@@ -42,6 +42,17 @@ function modules(dir: string): string[] {
   return out;
 }
 
+/** The first element of the argument list of a call of `git`: a git subcommand. */
+function isGitSubcommand(node: ts.Node): boolean {
+  const list = node.parent;
+  return (
+    ts.isArrayLiteralExpression(list) &&
+    list.elements[0] === node &&
+    ts.isCallExpression(list.parent) &&
+    list.parent.expression.getText() === 'git'
+  );
+}
+
 /** The literals of a module that name a project path, as `file:line: literal`. */
 function projectPathLiterals(file: string): string[] {
   const source = ts.createSourceFile(
@@ -57,9 +68,10 @@ function projectPathLiterals(file: string): string[] {
     else if (ts.isTemplateHead(node) || ts.isTemplateMiddle(node) || ts.isTemplateTail(node))
       text = node.text;
     else if (ts.isRegularExpressionLiteral(node)) text = node.text.slice(1, node.text.lastIndexOf('/'));
-    // An import's specifier is a module of kubesmith, not a path of the project.
+    // An import's specifier is a module of kubesmith, not a path of the project; nor is the subcommand
+    // that starts a git command line (`git(['config', 'user.email'])`).
     const inImport = ts.isImportDeclaration(node.parent) || ts.isExportDeclaration(node.parent);
-    if (text !== undefined && !inImport && spellsProjectPath(text)) {
+    if (text !== undefined && !inImport && !isGitSubcommand(node) && spellsProjectPath(text)) {
       const { line } = source.getLineAndCharacterOfPosition(node.getStart(source));
       found.push(`${file}:${line + 1}: ${node.getText(source)}`);
     }

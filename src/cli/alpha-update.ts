@@ -143,9 +143,10 @@ async function update(flags: UpdateFlags, context: CommandContext): Promise<void
 
     // 4. The two scaffolds, from PROJECT (with the chart the branch has, if PROJECT does not record it).
     const input = path.join(temp, 'input');
+    const { PROJECT_FILE } = await import('../project/layout.js');
     await mkdir(path.join(input, 'hack'), { recursive: true });
     await writeFile(
-      path.join(input, 'PROJECT'),
+      path.join(input, PROJECT_FILE),
       chartRecorded ? projectText : await withChartRecord(projectText, chartImage),
     );
     if (boilerplate !== undefined)
@@ -400,8 +401,8 @@ async function requireResourceFiles(
   inRepo: (file: string) => string,
   config: ProjectConfig,
 ): Promise<void> {
-  const { kindLayout } = await import('../project/layout.js');
-  const listed = await git(['ls-tree', '-r', '--name-only', '-z', sha, '--', inRepo('src')], root);
+  const { kindLayout, SOURCE_DIR } = await import('../project/layout.js');
+  const listed = await git(['ls-tree', '-r', '--name-only', '-z', sha, '--', inRepo(SOURCE_DIR)], root);
   const present = new Set(listed.stdout.split('\0').filter(Boolean));
   for (const resource of config.resources) {
     const layout = kindLayout(

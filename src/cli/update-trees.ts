@@ -11,6 +11,7 @@ import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { KubesmithError } from '../errors.js';
 import { containedPath } from '../project/contained.js';
+import { PROJECT_FILE } from '../project/layout.js';
 import type { ReplayStep } from '../scaffold/replay.js';
 
 export interface ProcessResult {
@@ -259,7 +260,9 @@ export function replayArgs(step: ReplayStep, input: string): string[] {
 /** The cliVersion a scaffold's PROJECT records (the kubesmith that made it). */
 export function recordedCliVersion(projectDir: string): string | undefined {
   try {
-    return /^cliVersion: ['"]?([^'"\s]+)/m.exec(readFileSync(path.join(projectDir, 'PROJECT'), 'utf8'))?.[1];
+    return /^cliVersion: ['"]?([^'"\s]+)/m.exec(
+      readFileSync(path.join(projectDir, PROJECT_FILE), 'utf8'),
+    )?.[1];
   } catch {
     return undefined;
   }

@@ -33,12 +33,25 @@ export const TEST_WORKFLOW_FILE = '.github/workflows/test.yml';
 /** The kustomize tree the manifests, the installer and the chart are made from. */
 export const CONFIG_DIR = 'config';
 export const MANAGER_FILE = `${CONFIG_DIR}/manager/manager.yaml`;
-export const CRD_KUSTOMIZATION_FILE = `${CONFIG_DIR}/crd/kustomization.yaml`;
+export const CRD_DIR = `${CONFIG_DIR}/crd`;
+export const CRD_KUSTOMIZATION_FILE = `${CRD_DIR}/kustomization.yaml`;
 /** The whole deployment: `kubectl apply -k config/default`, and what the installer and the chart render. */
 export const DEFAULT_CONFIG_DIR = `${CONFIG_DIR}/default`;
 export const DEFAULT_KUSTOMIZATION_FILE = `${DEFAULT_CONFIG_DIR}/kustomization.yaml`;
 export const SAMPLES_KUSTOMIZATION_FILE = `${CONFIG_DIR}/samples/kustomization.yaml`;
 export const RBAC_KUSTOMIZATION_FILE = `${CONFIG_DIR}/rbac/kustomization.yaml`;
+export const WEBHOOK_KUSTOMIZATION_FILE = `${CONFIG_DIR}/webhook/kustomization.yaml`;
+export const MANAGER_WEBHOOK_PATCH_FILE = `${DEFAULT_CONFIG_DIR}/manager_webhook_patch.yaml`;
+/** cert-manager's Issuer and Certificate for the webhooks' serving certificate (the default provider). */
+export const CERT_MANAGER_FILES = [
+  `${CONFIG_DIR}/certmanager/certificate.yaml`,
+  `${CONFIG_DIR}/certmanager/issuer.yaml`,
+  `${CONFIG_DIR}/certmanager/kustomization.yaml`,
+];
+/** `--cert-provider self`: the manager's own webhook certificate, and its RBAC. */
+export const WEBHOOK_CERTIFICATES_FILE = `${SOURCE_DIR}/webhook-certificates.ts`;
+export const WEBHOOK_CERTIFICATES_ROLE_FILE = `${CONFIG_DIR}/rbac/webhook_certificates_role.yaml`;
+
 export const NETWORK_POLICY_KUSTOMIZATION_FILE = `${CONFIG_DIR}/network-policy/kustomization.yaml`;
 
 /** `kubesmith build-installer`'s and `kubesmith helm-chart`'s outputs, unless told otherwise. */

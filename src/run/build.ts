@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type TS from 'typescript';
 import { KubesmithError } from '../errors.js';
-import { MAIN_FILE, TSCONFIG_FILE } from '../project/layout.js';
+import { MAIN_FILE, SOURCE_DIR, TSCONFIG_FILE } from '../project/layout.js';
 import { containedPath } from '../project/contained.js';
 import { RUN_DIR } from './state.js';
 
@@ -105,7 +105,7 @@ export function buildProject(
 
 /** Where the compiled src/main.ts is: outDir, and its path below rootDir. */
 function entryOf(root: string, options: TS.CompilerOptions): string {
-  const rootDir = options.rootDir ?? path.join(root, 'src');
+  const rootDir = options.rootDir ?? path.join(root, SOURCE_DIR);
   const outDir = options.outDir ?? rootDir;
   return path.join(outDir, path.relative(rootDir, path.join(root, MAIN_FILE))).replace(/\.ts$/, '.js');
 }

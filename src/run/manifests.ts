@@ -8,7 +8,7 @@ import { KubesmithError } from '../errors.js';
 import { yaml } from '../lazy-yaml.js';
 import type { ProjectConfig } from '../project/config.js';
 import { containedPath } from '../project/contained.js';
-import { CRD_BASES_DIR, WEBHOOK_MANIFESTS_FILE } from '../project/layout.js';
+import { CRD_BASES_DIR, DEFAULT_KUSTOMIZATION_FILE, WEBHOOK_MANIFESTS_FILE } from '../project/layout.js';
 import type { KindName } from './cluster.js';
 import type { KubeObject } from './project-modules.js';
 
@@ -133,7 +133,7 @@ export function readWebhookConfigurations(root: string, namePrefix: string): Web
 export function namePrefix(root: string, config: ProjectConfig): string {
   const fallback = `${config.projectName}-`;
   try {
-    const [document] = readDocuments(root, 'config/default/kustomization.yaml');
+    const [document] = readDocuments(root, DEFAULT_KUSTOMIZATION_FILE);
     const prefix = (document as { namePrefix?: unknown } | undefined)?.namePrefix;
     if (typeof prefix === 'string' && (prefix === '' || /^[a-z0-9][-a-z0-9.]*$/.test(prefix))) return prefix;
     return fallback;

@@ -13,9 +13,6 @@ import type { Plan } from './plan.js';
 import { addFolder } from './render.js';
 import { Tree } from './tree.js';
 
-/** Where the workflow goes, relative to the project root. */
-export const AUTOUPDATE_WORKFLOW = '.github/workflows/auto-update.yml';
-
 /** The plugin names `--plugins` accepts for it: ours, and kubebuilder's. */
 export const AUTOUPDATE_NAMES = /^autoupdate(?:\/v1-alpha|\.kubebuilder\.io\/v1-alpha)?$/;
 

@@ -11,11 +11,17 @@ import { serializeProject, type CertProvider, type ProjectConfig } from '../proj
 import type { LoadedProject } from '../project/find.js';
 import {
   BOILERPLATE_FILE,
+  CERT_MANAGER_FILES,
+  CRD_DIR,
   CRD_KUSTOMIZATION_FILE,
   DEFAULT_KUSTOMIZATION_FILE,
   MAIN_FILE,
+  MANAGER_WEBHOOK_PATCH_FILE,
   PROJECT_FILE,
   RBAC_KUSTOMIZATION_FILE,
+  WEBHOOK_CERTIFICATES_FILE,
+  WEBHOOK_CERTIFICATES_ROLE_FILE,
+  WEBHOOK_KUSTOMIZATION_FILE,
 } from '../project/layout.js';
 import { resolveResource } from '../project/resource.js';
 import { addAtMarker } from './add-at-marker.js';
@@ -26,16 +32,6 @@ import { formatTypeScript } from './format.js';
 import type { Plan, PlanEntry } from './plan.js';
 import { addFolder, renderFolder } from './render.js';
 import { Tree } from './tree.js';
-
-export const CERTIFICATES_FILE = 'src/webhook-certificates.ts';
-export const CERTIFICATES_ROLE_FILE = 'config/rbac/webhook_certificates_role.yaml';
-const CERT_MANAGER_FILES = [
-  'config/certmanager/certificate.yaml',
-  'config/certmanager/issuer.yaml',
-  'config/certmanager/kustomization.yaml',
-];
-const WEBHOOK_KUSTOMIZATION_FILE = 'config/webhook/kustomization.yaml';
-const MANAGER_WEBHOOK_PATCH_FILE = 'config/default/manager_webhook_patch.yaml';
 
 const IMPORT_LINE = "import { provideWebhookCertificates } from './webhook-certificates.js';";
 const CALL_LINE =
@@ -189,7 +185,7 @@ export async function planCertProvider(project: LoadedProject, provider: CertPro
       await edit(RBAC_KUSTOMIZATION_FILE, (text) =>
         text.replace(/^- webhook_certificates_role\.yaml\n/m, ''),
       );
-      for (const file of [CERTIFICATES_FILE, CERTIFICATES_ROLE_FILE])
+      for (const file of [WEBHOOK_CERTIFICATES_FILE, WEBHOOK_CERTIFICATES_ROLE_FILE])
         if (await tree.exists(file)) removals.push(file);
     }
     // The manager's certificate volume: a Secret cert-manager fills, or a directory the manager writes.
@@ -217,7 +213,7 @@ function injectFrom(config: ProjectConfig): string {
 async function conversionPatches(tree: Tree): Promise<string[]> {
   const kustomization = (await tree.read(CRD_KUSTOMIZATION_FILE)) ?? '';
   return [...kustomization.matchAll(/^- path: (patches\/webhook_in_[a-z0-9.-]+\.yaml)$/gm)].map(
-    (match) => `config/crd/${match[1]}`,
+    (match) => `${CRD_DIR}/${match[1]}`,
   );
 }
 
