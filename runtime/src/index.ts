@@ -161,5 +161,4 @@ export {
 } from './metrics.js';
 export { realClock, type Clock } from './clock.js';
 export * from './webhook/index.js';
-// A CA and a serving certificate it signed: what `kubesmith run --webhooks` serves its webhooks with.
-export { makeServingCertificates, type ServingCertificates } from './internal/certs.js';
+export { makeServingCertificates, type ServingCertificates } from './serving-certificates.js';

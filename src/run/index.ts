@@ -115,7 +115,8 @@ export async function runProject(options: RunOptions): Promise<number> {
     if (options.installCrds) await installCrds(cluster, crds, log.info);
     checkStopped();
 
-    const serving = port === undefined ? undefined : makeServing(runtime, root, options.webhookHost, port);
+    const serving =
+      port === undefined ? undefined : await makeServing(runtime, root, options.webhookHost, port);
     const managerArgs = [
       ...(serving ? ['--webhook-cert-path', serving.certDir, '--webhook-port', String(serving.port)] : []),
       ...options.args,

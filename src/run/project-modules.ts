@@ -59,7 +59,7 @@ export interface RuntimeModule {
   makeServingCertificates?: (
     hosts: readonly string[],
     options?: { validDays?: number; name?: string },
-  ) => { caCert: string; cert: string; key: string };
+  ) => Promise<{ caCert: string; cert: string; key: string }>;
 }
 
 function resolveFrom(root: string, name: string): string {

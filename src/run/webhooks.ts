@@ -50,7 +50,12 @@ export async function freePort(wanted: number | undefined): Promise<number> {
 }
 
 /** Writes the run's certificate and key into `.kubesmith/run/certs` (the key readable by its owner only). */
-export function makeServing(runtime: RuntimeModule, root: string, host: string, port: number): Serving {
+export async function makeServing(
+  runtime: RuntimeModule,
+  root: string,
+  host: string,
+  port: number,
+): Promise<Serving> {
   if (!runtime.makeServingCertificates)
     throw new KubesmithError(
       'the project’s @kubesmith/runtime cannot make certificates (it is older than this kubesmith)',
@@ -59,7 +64,7 @@ export function makeServing(runtime: RuntimeModule, root: string, host: string, 
       },
     );
   const hosts = [...new Set([host, 'localhost', '127.0.0.1'])];
-  const certs = runtime.makeServingCertificates(hosts, { validDays: 7, name: 'kubesmith-run' });
+  const certs = await runtime.makeServingCertificates(hosts, { validDays: 7, name: 'kubesmith-run' });
   const certDir = containedPath(root, `${RUN_DIR}/certs`);
   fs.rmSync(certDir, { recursive: true, force: true });
   fs.mkdirSync(certDir, { recursive: true, mode: 0o700 });

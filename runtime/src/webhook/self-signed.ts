@@ -23,10 +23,7 @@
  * certificates.stop();
  * ```
  */
-import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
-import { makeServingCertificates } from '../internal/certs.js';
+import { nodeCrypto, nodeFs as fs, nodePath as path } from '../internal/node-modules.js';
 import type { Client } from '../client.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../errors.js';
 import type { EventRecorder } from '../events.js';
@@ -263,7 +260,7 @@ export class SelfSignedCertificates {
         'Reset',
         `${phase}: issuing a new CA and certificate`,
       );
-      const fresh = this.issue();
+      const fresh = await this.issue();
       await this.writeSecret(secret, materialData(fresh), {});
       return 0;
     }
@@ -275,7 +272,7 @@ export class SelfSignedCertificates {
           const due = renewalTime(phase.current.cert, this.o.renewBeforeMs) - now;
           return Math.max(0, Math.min(due, this.o.resyncIntervalMs));
         }
-        const next = this.issue();
+        const next = await this.issue();
         await this.writeSecret(
           secret,
           {
@@ -364,7 +361,7 @@ export class SelfSignedCertificates {
       `${problem}: issuing a new CA and certificate`,
     );
     // Conditional on the resourceVersion read: a replica that loses the race retries and reads the winner's.
-    return await this.writeSecret(secret, materialData(this.issue()), {});
+    return await this.writeSecret(secret, materialData(await this.issue()), {});
   }
 
   /** The Secret, created with a new CA and pair when there is none (another replica may win the race). */
@@ -375,7 +372,7 @@ export class SelfSignedCertificates {
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }
-    const fresh = this.issue();
+    const fresh = await this.issue();
     try {
       const created = await client.create(
         SecretKind,
@@ -530,7 +527,9 @@ export class SelfSignedCertificates {
     this.poll.unref();
   }
 
-  private issue(): Material {
+  /** A new CA and serving pair (the certificate code loads at the first, as node:crypto's ES face is heavy). */
+  private async issue(): Promise<Material> {
+    const { makeServingCertificates } = await import('../internal/certs.js');
     const made = makeServingCertificates(this.hosts, {
       validDays: this.o.validityMs / DAY_MS,
       now: new Date(this.o.now()),
@@ -588,7 +587,7 @@ function materialData(material: Material): Record<string, string> {
 }
 
 function writeAtomically(file: string, content: string, mode: number): void {
-  const temporary = `${file}.${randomUUID()}.tmp`;
+  const temporary = `${file}.${nodeCrypto().randomUUID()}.tmp`;
   fs.writeFileSync(temporary, content, { mode });
   fs.renameSync(temporary, file);
 }

@@ -10,7 +10,7 @@
  *
  * Each rotation makes a new CA with its serving certificate, so no CA key is ever stored.
  */
-import { X509Certificate } from 'node:crypto';
+import { nodeCrypto } from '../../internal/node-modules.js';
 
 export const KEYS = {
   ca: 'ca.crt',
@@ -89,8 +89,8 @@ function material(
     return `the Secret lacks ${[caKey, certKey, keyKey].filter((k) => data[k] === undefined).join(', ')}`;
   }
   try {
-    const caCert = new X509Certificate(ca);
-    const leaf = new X509Certificate(cert);
+    const caCert = new (nodeCrypto().X509Certificate)(ca);
+    const leaf = new (nodeCrypto().X509Certificate)(cert);
     // Names alone do not tell: every CA of a Secret has the same name, so the signature must verify.
     if (!leaf.checkIssued(caCert) || !leaf.verify(caCert.publicKey))
       return `${certKey} was not issued by ${caKey}`;
@@ -110,7 +110,7 @@ export function renewalReason(
   now: number,
   renewBeforeMs: number,
 ): string | undefined {
-  const x509 = new X509Certificate(cert);
+  const x509 = new (nodeCrypto().X509Certificate)(cert);
   const notAfter = Date.parse(x509.validTo);
   if (now >= notAfter - renewBeforeMs) return `it expires at ${new Date(notAfter).toISOString()}`;
   const names = new Set(
@@ -123,7 +123,7 @@ export function renewalReason(
 
 /** When the serving certificate is due for renewal (ms since the epoch). */
 export function renewalTime(cert: string, renewBeforeMs: number): number {
-  return Date.parse(new X509Certificate(cert).validTo) - renewBeforeMs;
+  return Date.parse(new (nodeCrypto().X509Certificate)(cert).validTo) - renewBeforeMs;
 }
 
 /** The caBundle the phase calls for: every CA a replica may be serving a certificate of. */
