@@ -325,16 +325,22 @@ function defineTwoVariableComprehensions(env: Environment): void {
   }
 }
 
-let base: Environment | undefined;
+const bases = new Map<boolean, Environment>();
 
-/** The environment every run starts from (built once per process; cloning freezes it). */
-function baseEnvironment(): Environment {
-  if (!base) {
-    const env = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: true });
+/**
+ * The environment every run starts from (built once per process and purpose; cloning freezes it).
+ * `homogeneousLiterals` is the API server's compile-time rule (a list or map literal holds one type);
+ * evaluation turns it off: there `self` is `dyn`, so `[self, [0]]` would look mixed when it is not, and
+ * the rule was checked with the real types already.
+ */
+function baseEnvironment(homogeneousLiterals: boolean): Environment {
+  let env = bases.get(homogeneousLiterals);
+  if (!env) {
+    env = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: homogeneousLiterals });
     defineLibrary(env);
-    base = env;
+    bases.set(homogeneousLiterals, env);
   }
-  return base;
+  return env;
 }
 
 /**
@@ -345,14 +351,20 @@ function baseEnvironment(): Environment {
  * no rule names keeps its name but the type `dyn`, which no rule can tell apart.
  */
 export class RuleTypes {
-  private readonly env = baseEnvironment().clone();
+  private readonly env: Environment;
   private readonly names = new Map<DeclType, string>();
   private readonly byShape = new Map<string, string>();
   private readonly environments = new Map<string, Environment>();
   /** The fields of each registered object type, by type name. */
   readonly fields = new Map<string, ReadonlyMap<string, string>>();
 
-  constructor(private readonly usedNames: ReadonlySet<string>) {}
+  /** `forEvaluation`: for rules already type-checked, run against `dyn` (see baseEnvironment). */
+  constructor(
+    private readonly usedNames: ReadonlySet<string>,
+    { forEvaluation = false }: { forEvaluation?: boolean } = {},
+  ) {
+    this.env = baseEnvironment(!forEvaluation).clone();
+  }
 
   /** The cel-js type name of `t`, registering the object types it reaches. */
   nameOf(t: DeclType): string {
