@@ -258,7 +258,18 @@ interface Checker {
 }
 interface Scope {
   forkWithVariable(name: string, type: CelType): Scope;
+  getVariable(name: string): { type: CelType };
 }
+/** What cel-js hands a macro's evaluation: its evaluator, and a scope that binds a variable's value. */
+interface Evaluator {
+  run(node: unknown, ctx: RunScope): unknown;
+}
+interface RunScope {
+  forkWithVariable(name: string, type: CelType): RunScope;
+  setIterValue(value: unknown, ev: Evaluator): RunScope;
+}
+/** Runs a comprehension's body (0: the first after the two variables) for one key (index) and value. */
+type Run = (body: number, k: unknown, v: unknown) => unknown;
 interface MacroCall {
   args: { op: string; args: unknown }[];
   receiver: unknown;
@@ -267,7 +278,7 @@ interface MacroCall {
 /**
  * cel-go's two-variable comprehensions (ext.TwoVarComprehensions, which Kubernetes gives CRD rules):
  * `all`, `exists`, `existsOne` with (index, value) or (key, value), `transformList`, `transformMap` and
- * `transformMapEntry`. Type-checked here; not evaluated.
+ * `transformMapEntry`. All but `transformMapEntry` are evaluated too.
  */
 function defineTwoVariableComprehensions(env: Environment): void {
   const variables = (
@@ -290,34 +301,87 @@ function defineTwoVariableComprehensions(env: Environment): void {
     return [a.args as string, b.args as string];
   };
   const macro =
-    (result: (checker: Checker, receiver: CelType, body: CelType[]) => CelType) => (call: MacroCall) => {
+    (
+      result: (checker: Checker, receiver: CelType, body: CelType[]) => CelType,
+      evaluate: (pairs: [unknown, unknown][], run: Run) => unknown,
+    ) =>
+    (call: MacroCall) => {
       const [first, second] = names(call);
+      let types: [CelType, CelType] | undefined;
       return {
         typeCheck(checker: Checker, _m: unknown, ctx: Scope) {
           const inner = variables(checker, call.receiver, ctx, first, second);
+          types = [inner.getVariable(first).type, inner.getVariable(second).type];
           const body = call.args.slice(2).map((n) => checker.check(n, inner));
           return result(checker, checker.check(call.receiver, ctx), body);
         },
-        evaluate: notLocal('a two-variable comprehension'),
+        evaluate(ev: Evaluator, _m: unknown, ctx: RunScope) {
+          if (!types) throw new Error('a two-variable comprehension ran before its type check');
+          const [keyType, valueType] = types;
+          const receiver = ev.run(call.receiver, ctx);
+          const pairs: [unknown, unknown][] = Array.isArray(receiver)
+            ? receiver.map((v, i) => [BigInt(i), v])
+            : receiver instanceof Map
+              ? [...receiver]
+              : Object.entries(receiver as object);
+          return evaluate(pairs, (body, k, v) => {
+            const inner = ctx
+              .forkWithVariable(first, keyType)
+              .setIterValue(k, ev)
+              .forkWithVariable(second, valueType)
+              .setIterValue(v, ev);
+            return ev.run(call.args[2 + body], inner);
+          });
+        },
       };
     };
-  const bool = macro((checker) => checker.getType('bool'));
-  for (const name of ['all', 'exists', 'existsOne']) {
-    env.registerFunction(`list.${name}(ast, ast, ast): bool`, bool as never);
-    env.registerFunction(`map.${name}(ast, ast, ast): bool`, bool as never);
+  // As cel-go's all and exists: a false (true) decides, else the first error is the result.
+  const quantifier = (decisive: boolean) => (pairs: [unknown, unknown][], run: Run) => {
+    let failure: unknown;
+    for (const [k, v] of pairs) {
+      try {
+        if (run(0, k, v) === decisive) return decisive;
+      } catch (error) {
+        failure ??= error;
+      }
+    }
+    if (failure !== undefined) throw failure;
+    return !decisive;
+  };
+  const bool = (evaluate: (pairs: [unknown, unknown][], run: Run) => unknown) =>
+    macro((checker) => checker.getType('bool'), evaluate);
+  const quantifiers: Record<string, (pairs: [unknown, unknown][], run: Run) => unknown> = {
+    all: quantifier(false),
+    exists: quantifier(true),
+    existsOne: (pairs, run) => pairs.filter(([k, v]) => run(0, k, v) === true).length === 1,
+  };
+  for (const [name, evaluate] of Object.entries(quantifiers)) {
+    env.registerFunction(`list.${name}(ast, ast, ast): bool`, bool(evaluate) as never);
+    env.registerFunction(`map.${name}(ast, ast, ast): bool`, bool(evaluate) as never);
   }
-  const list = macro((checker, _r, body) => checker.registry.getListType(body[body.length - 1]!));
-  const map = macro((checker, receiver, body) =>
-    checker.registry.getMapType(
-      receiver.kind === 'map' ? (receiver.keyType ?? checker.getType('dyn')) : checker.getType('int'),
-      body[body.length - 1]!,
-    ),
-  );
+  // transform*(k, v, [filter,] value): the filter is the first body, the value the last.
+  const kept = (pairs: [unknown, unknown][], run: Run, filtered: boolean) =>
+    filtered ? pairs.filter(([k, v]) => run(0, k, v) === true) : pairs;
+  const toList = (filtered: boolean) => (pairs: [unknown, unknown][], run: Run) =>
+    kept(pairs, run, filtered).map(([k, v]) => run(filtered ? 1 : 0, k, v));
+  const toMap = (filtered: boolean) => (pairs: [unknown, unknown][], run: Run) =>
+    new Map(kept(pairs, run, filtered).map(([k, v]) => [k, run(filtered ? 1 : 0, k, v)]));
+  const list = (filtered: boolean) =>
+    macro((checker, _r, body) => checker.registry.getListType(body[body.length - 1]!), toList(filtered));
+  const map = (filtered: boolean) =>
+    macro(
+      (checker, receiver, body) =>
+        checker.registry.getMapType(
+          receiver.kind === 'map' ? (receiver.keyType ?? checker.getType('dyn')) : checker.getType('int'),
+          body[body.length - 1]!,
+        ),
+      toMap(filtered),
+    );
   for (const receiver of ['list', 'map']) {
-    env.registerFunction(`${receiver}.transformList(ast, ast, ast): list<dyn>`, list as never);
-    env.registerFunction(`${receiver}.transformList(ast, ast, ast, ast): list<dyn>`, list as never);
-    env.registerFunction(`${receiver}.transformMap(ast, ast, ast): map<dyn, dyn>`, map as never);
-    env.registerFunction(`${receiver}.transformMap(ast, ast, ast, ast): map<dyn, dyn>`, map as never);
+    env.registerFunction(`${receiver}.transformList(ast, ast, ast): list<dyn>`, list(false) as never);
+    env.registerFunction(`${receiver}.transformList(ast, ast, ast, ast): list<dyn>`, list(true) as never);
+    env.registerFunction(`${receiver}.transformMap(ast, ast, ast): map<dyn, dyn>`, map(false) as never);
+    env.registerFunction(`${receiver}.transformMap(ast, ast, ast, ast): map<dyn, dyn>`, map(true) as never);
     env.registerFunction(`${receiver}.transformMapEntry(ast, ast, ast): map<dyn, dyn>`, (() => ({
       typeCheck: (checker: Checker) => checker.getType('map'),
       evaluate: notLocal('transformMapEntry'),
