@@ -8,7 +8,7 @@
  * refuse to evaluate. One base environment is built per process; RuleTypes registers a run's object types
  * on a clone of it, and gives each shape of `self` an environment of its own.
  */
-import { Environment } from '@marcbachmann/cel-js';
+import { Environment, Optional } from '@marcbachmann/cel-js';
 import type { DeclType } from './cel-types.js';
 import { re2js } from './re2.js';
 
@@ -100,8 +100,10 @@ function defineLibrary(env: Environment): void {
     l.filter((v, i) => l.findIndex((x) => equal(x, v)) === i),
   );
   fn('list<A>.reverse(): list<A>', (l: CelValue[]) => [...l].reverse());
-  fn('list<A>.first(): optional<A>', notLocal('first()'));
-  fn('list<A>.last(): optional<A>', notLocal('last()'));
+  fn('list<A>.first(): optional<A>', (l: CelValue[]) => (l.length ? Optional.of(l[0]) : Optional.none()));
+  fn('list<A>.last(): optional<A>', (l: CelValue[]) =>
+    l.length ? Optional.of(l[l.length - 1]) : Optional.none(),
+  );
   env.registerType('ListsNamespace', ListsNamespace);
   env.registerConstant('lists', 'ListsNamespace', new ListsNamespace());
   fn('ListsNamespace.range(int): list<int>', (_: unknown, n: bigint) =>
