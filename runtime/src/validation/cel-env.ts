@@ -11,6 +11,7 @@
 import { Environment, Optional } from '@marcbachmann/cel-js';
 import type { DeclType } from './cel-types.js';
 import { re2js } from './re2.js';
+import { compareSemver, parseSemver, Semver } from './semver.js';
 
 /** A value of a Kubernetes library type that this process declares but does not compute. */
 class Declared {}
@@ -19,7 +20,6 @@ class Quantity extends Declared {}
 class IP extends Declared {}
 class CIDR extends Declared {}
 class Format extends Declared {}
-class Semver extends Declared {}
 class SetsNamespace {}
 class StringsNamespace {}
 class FormatNamespace {}
@@ -235,15 +235,21 @@ function defineLibrary(env: Environment): void {
   defineTwoVariableComprehensions(env);
   // Semantic versions (library/semverlib.go).
   env.registerType('Semver', Semver);
-  fn('semver(string): Semver', notLocal('semver()'));
-  fn('semver(string, bool): Semver', notLocal('semver()'));
-  fn('isSemver(string): bool', notLocal('isSemver()'));
-  fn('isSemver(string, bool): bool', notLocal('isSemver()'));
-  for (const m of ['major', 'minor', 'patch']) fn(`Semver.${m}(): int`, notLocal(`${m}()`));
-  fn('Semver.isGreaterThan(Semver): bool', notLocal('isGreaterThan()'));
-  fn('Semver.isLessThan(Semver): bool', notLocal('isLessThan()'));
-  fn('Semver.compareTo(Semver): int', notLocal('compareTo()'));
-  for (const type of ['URL', 'Quantity', 'IP', 'CIDR', 'Semver'])
+  const semver = (text: string, normalize = false) => {
+    const v = parseSemver(text, normalize);
+    if (!v) throw new Error(`could not parse ${JSON.stringify(text)} as semver`);
+    return v;
+  };
+  fn('semver(string): Semver', (s: string) => semver(s));
+  fn('semver(string, bool): Semver', (s: string, n: boolean) => semver(s, n));
+  fn('isSemver(string): bool', (s: string) => parseSemver(s) !== undefined);
+  fn('isSemver(string, bool): bool', (s: string, n: boolean) => parseSemver(s, n) !== undefined);
+  for (const m of ['major', 'minor', 'patch'] as const) fn(`Semver.${m}(): int`, (v: Semver) => v[m]);
+  fn('Semver.isGreaterThan(Semver): bool', (a: Semver, b: Semver) => compareSemver(a, b) > 0n);
+  fn('Semver.isLessThan(Semver): bool', (a: Semver, b: Semver) => compareSemver(a, b) < 0n);
+  fn('Semver.compareTo(Semver): int', (a: Semver, b: Semver) => compareSemver(a, b));
+  env.registerOperator('Semver == Semver', (a: Semver, b: Semver) => compareSemver(a, b) === 0n);
+  for (const type of ['URL', 'Quantity', 'IP', 'CIDR'])
     env.registerOperator(`${type} == ${type}`, notLocal(`== on ${type}`));
 }
 
