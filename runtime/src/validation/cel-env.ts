@@ -109,10 +109,30 @@ function defineLibrary(env: Environment): void {
   fn('ListsNamespace.range(int): list<int>', (_: unknown, n: bigint) =>
     Array.from({ length: Number(n) }, (_v, i) => BigInt(i)),
   );
-  env.registerFunction('list.sortBy(ast, ast): list<dyn>', (({ receiver }: { receiver: unknown }) => ({
-    typeCheck: (checker: Checker, _m: unknown, ctx: Scope) => checker.check(receiver, ctx),
-    evaluate: notLocal('sortBy()'),
-  })) as never);
+  // sortBy(x, key): the items, stably sorted by the key each gives (cel-go's @sortByAssociatedKeys).
+  env.registerFunction('list.sortBy(ast, ast): list<dyn>', ((call: MacroCall) => {
+    const [variable, key] = call.args;
+    if (variable?.op !== 'id' || !key) throw new Error('sortBy(x, key) needs a variable name and a key');
+    const name = variable.args as string;
+    let itemType: CelType | undefined;
+    return {
+      typeCheck(checker: Checker, _m: unknown, ctx: Scope) {
+        const list = checker.check(call.receiver, ctx);
+        itemType = list.valueType ?? checker.getType('dyn');
+        checker.check(key, ctx.forkWithVariable(name, itemType));
+        return list;
+      },
+      evaluate(ev: Evaluator, _m: unknown, ctx: RunScope) {
+        if (!itemType) throw new Error('sortBy() ran before its type check');
+        const items = ev.run(call.receiver, ctx) as CelValue[];
+        const keyed = items.map((item) => ({
+          item,
+          key: ev.run(key, ctx.forkWithVariable(name, itemType!).setIterValue(item, ev)) as CelValue,
+        }));
+        return keyed.sort((a, b) => compare(a.key, b.key)).map((k) => k.item);
+      },
+    };
+  }) as never);
   // Regex (library/regex.go), with RE2 semantics.
   const compile = (pattern: string) => re2js().RE2JS.compile(pattern);
   fn('string.find(string): string', (s: string, p: string) => {
