@@ -1,7 +1,8 @@
 /**
  * The recorded-verdict suite: each case of test/fixtures/validate/cases.mjs was given to a real
- * kube-apiserver 1.36 by test/fixtures/validate/record.mjs, which wrote its verdict (accepted, or its
- * field errors, and its warnings) into verdicts.json; kubesmith's validator must say the same, word for word.
+ * kube-apiserver (1.37.2; 1.36.3 gives the same) by test/fixtures/validate/record.mjs, which wrote its
+ * verdict (accepted, or its field errors, and its warnings) into verdicts.json; kubesmith's validator must
+ * say the same, word for word.
  */
 import { describe, expect, it } from 'vitest';
 import type { JSONSchemaProps } from '#validation/schema.js';

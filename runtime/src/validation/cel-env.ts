@@ -8,9 +8,10 @@
  * refuse to evaluate. One base environment is built per process; RuleTypes registers a run's object types
  * on a clone of it, and gives each shape of `self` an environment of its own.
  */
-import { Environment } from '@marcbachmann/cel-js';
+import { Environment, Optional } from '@marcbachmann/cel-js';
 import type { DeclType } from './cel-types.js';
 import { re2js } from './re2.js';
+import { compareSemver, parseSemver, Semver } from './semver.js';
 
 /** A value of a Kubernetes library type that this process declares but does not compute. */
 class Declared {}
@@ -19,7 +20,6 @@ class Quantity extends Declared {}
 class IP extends Declared {}
 class CIDR extends Declared {}
 class Format extends Declared {}
-class Semver extends Declared {}
 class SetsNamespace {}
 class StringsNamespace {}
 class FormatNamespace {}
@@ -100,17 +100,39 @@ function defineLibrary(env: Environment): void {
     l.filter((v, i) => l.findIndex((x) => equal(x, v)) === i),
   );
   fn('list<A>.reverse(): list<A>', (l: CelValue[]) => [...l].reverse());
-  fn('list<A>.first(): optional<A>', notLocal('first()'));
-  fn('list<A>.last(): optional<A>', notLocal('last()'));
+  fn('list<A>.first(): optional<A>', (l: CelValue[]) => (l.length ? Optional.of(l[0]) : Optional.none()));
+  fn('list<A>.last(): optional<A>', (l: CelValue[]) =>
+    l.length ? Optional.of(l[l.length - 1]) : Optional.none(),
+  );
   env.registerType('ListsNamespace', ListsNamespace);
   env.registerConstant('lists', 'ListsNamespace', new ListsNamespace());
   fn('ListsNamespace.range(int): list<int>', (_: unknown, n: bigint) =>
     Array.from({ length: Number(n) }, (_v, i) => BigInt(i)),
   );
-  env.registerFunction('list.sortBy(ast, ast): list<dyn>', (({ receiver }: { receiver: unknown }) => ({
-    typeCheck: (checker: Checker, _m: unknown, ctx: Scope) => checker.check(receiver, ctx),
-    evaluate: notLocal('sortBy()'),
-  })) as never);
+  // sortBy(x, key): the items, stably sorted by the key each gives (cel-go's @sortByAssociatedKeys).
+  env.registerFunction('list.sortBy(ast, ast): list<dyn>', ((call: MacroCall) => {
+    const [variable, key] = call.args;
+    if (variable?.op !== 'id' || !key) throw new Error('sortBy(x, key) needs a variable name and a key');
+    const name = variable.args as string;
+    let itemType: CelType | undefined;
+    return {
+      typeCheck(checker: Checker, _m: unknown, ctx: Scope) {
+        const list = checker.check(call.receiver, ctx);
+        itemType = list.valueType ?? checker.getType('dyn');
+        checker.check(key, ctx.forkWithVariable(name, itemType));
+        return list;
+      },
+      evaluate(ev: Evaluator, _m: unknown, ctx: RunScope) {
+        if (!itemType) throw new Error('sortBy() ran before its type check');
+        const items = ev.run(call.receiver, ctx) as CelValue[];
+        const keyed = items.map((item) => ({
+          item,
+          key: ev.run(key, ctx.forkWithVariable(name, itemType!).setIterValue(item, ev)) as CelValue,
+        }));
+        return keyed.sort((a, b) => compare(a.key, b.key)).map((k) => k.item);
+      },
+    };
+  }) as never);
   // Regex (library/regex.go), with RE2 semantics.
   const compile = (pattern: string) => re2js().RE2JS.compile(pattern);
   fn('string.find(string): string', (s: string, p: string) => {
@@ -233,15 +255,21 @@ function defineLibrary(env: Environment): void {
   defineTwoVariableComprehensions(env);
   // Semantic versions (library/semverlib.go).
   env.registerType('Semver', Semver);
-  fn('semver(string): Semver', notLocal('semver()'));
-  fn('semver(string, bool): Semver', notLocal('semver()'));
-  fn('isSemver(string): bool', notLocal('isSemver()'));
-  fn('isSemver(string, bool): bool', notLocal('isSemver()'));
-  for (const m of ['major', 'minor', 'patch']) fn(`Semver.${m}(): int`, notLocal(`${m}()`));
-  fn('Semver.isGreaterThan(Semver): bool', notLocal('isGreaterThan()'));
-  fn('Semver.isLessThan(Semver): bool', notLocal('isLessThan()'));
-  fn('Semver.compareTo(Semver): int', notLocal('compareTo()'));
-  for (const type of ['URL', 'Quantity', 'IP', 'CIDR', 'Semver'])
+  const semver = (text: string, normalize = false) => {
+    const v = parseSemver(text, normalize);
+    if (!v) throw new Error(`could not parse ${JSON.stringify(text)} as semver`);
+    return v;
+  };
+  fn('semver(string): Semver', (s: string) => semver(s));
+  fn('semver(string, bool): Semver', (s: string, n: boolean) => semver(s, n));
+  fn('isSemver(string): bool', (s: string) => parseSemver(s) !== undefined);
+  fn('isSemver(string, bool): bool', (s: string, n: boolean) => parseSemver(s, n) !== undefined);
+  for (const m of ['major', 'minor', 'patch'] as const) fn(`Semver.${m}(): int`, (v: Semver) => v[m]);
+  fn('Semver.isGreaterThan(Semver): bool', (a: Semver, b: Semver) => compareSemver(a, b) > 0n);
+  fn('Semver.isLessThan(Semver): bool', (a: Semver, b: Semver) => compareSemver(a, b) < 0n);
+  fn('Semver.compareTo(Semver): int', (a: Semver, b: Semver) => compareSemver(a, b));
+  env.registerOperator('Semver == Semver', (a: Semver, b: Semver) => compareSemver(a, b) === 0n);
+  for (const type of ['URL', 'Quantity', 'IP', 'CIDR'])
     env.registerOperator(`${type} == ${type}`, notLocal(`== on ${type}`));
 }
 
@@ -258,7 +286,18 @@ interface Checker {
 }
 interface Scope {
   forkWithVariable(name: string, type: CelType): Scope;
+  getVariable(name: string): { type: CelType };
 }
+/** What cel-js hands a macro's evaluation: its evaluator, and a scope that binds a variable's value. */
+interface Evaluator {
+  run(node: unknown, ctx: RunScope): unknown;
+}
+interface RunScope {
+  forkWithVariable(name: string, type: CelType): RunScope;
+  setIterValue(value: unknown, ev: Evaluator): RunScope;
+}
+/** Runs a comprehension's body (0: the first after the two variables) for one key (index) and value. */
+type Run = (body: number, k: unknown, v: unknown) => unknown;
 interface MacroCall {
   args: { op: string; args: unknown }[];
   receiver: unknown;
@@ -267,7 +306,7 @@ interface MacroCall {
 /**
  * cel-go's two-variable comprehensions (ext.TwoVarComprehensions, which Kubernetes gives CRD rules):
  * `all`, `exists`, `existsOne` with (index, value) or (key, value), `transformList`, `transformMap` and
- * `transformMapEntry`. Type-checked here; not evaluated.
+ * `transformMapEntry`. All but `transformMapEntry` are evaluated too.
  */
 function defineTwoVariableComprehensions(env: Environment): void {
   const variables = (
@@ -290,34 +329,87 @@ function defineTwoVariableComprehensions(env: Environment): void {
     return [a.args as string, b.args as string];
   };
   const macro =
-    (result: (checker: Checker, receiver: CelType, body: CelType[]) => CelType) => (call: MacroCall) => {
+    (
+      result: (checker: Checker, receiver: CelType, body: CelType[]) => CelType,
+      evaluate: (pairs: [unknown, unknown][], run: Run) => unknown,
+    ) =>
+    (call: MacroCall) => {
       const [first, second] = names(call);
+      let types: [CelType, CelType] | undefined;
       return {
         typeCheck(checker: Checker, _m: unknown, ctx: Scope) {
           const inner = variables(checker, call.receiver, ctx, first, second);
+          types = [inner.getVariable(first).type, inner.getVariable(second).type];
           const body = call.args.slice(2).map((n) => checker.check(n, inner));
           return result(checker, checker.check(call.receiver, ctx), body);
         },
-        evaluate: notLocal('a two-variable comprehension'),
+        evaluate(ev: Evaluator, _m: unknown, ctx: RunScope) {
+          if (!types) throw new Error('a two-variable comprehension ran before its type check');
+          const [keyType, valueType] = types;
+          const receiver = ev.run(call.receiver, ctx);
+          const pairs: [unknown, unknown][] = Array.isArray(receiver)
+            ? receiver.map((v, i) => [BigInt(i), v])
+            : receiver instanceof Map
+              ? [...receiver]
+              : Object.entries(receiver as object);
+          return evaluate(pairs, (body, k, v) => {
+            const inner = ctx
+              .forkWithVariable(first, keyType)
+              .setIterValue(k, ev)
+              .forkWithVariable(second, valueType)
+              .setIterValue(v, ev);
+            return ev.run(call.args[2 + body], inner);
+          });
+        },
       };
     };
-  const bool = macro((checker) => checker.getType('bool'));
-  for (const name of ['all', 'exists', 'existsOne']) {
-    env.registerFunction(`list.${name}(ast, ast, ast): bool`, bool as never);
-    env.registerFunction(`map.${name}(ast, ast, ast): bool`, bool as never);
+  // As cel-go's all and exists: a false (true) decides, else the first error is the result.
+  const quantifier = (decisive: boolean) => (pairs: [unknown, unknown][], run: Run) => {
+    let failure: unknown;
+    for (const [k, v] of pairs) {
+      try {
+        if (run(0, k, v) === decisive) return decisive;
+      } catch (error) {
+        failure ??= error;
+      }
+    }
+    if (failure !== undefined) throw failure;
+    return !decisive;
+  };
+  const bool = (evaluate: (pairs: [unknown, unknown][], run: Run) => unknown) =>
+    macro((checker) => checker.getType('bool'), evaluate);
+  const quantifiers: Record<string, (pairs: [unknown, unknown][], run: Run) => unknown> = {
+    all: quantifier(false),
+    exists: quantifier(true),
+    existsOne: (pairs, run) => pairs.filter(([k, v]) => run(0, k, v) === true).length === 1,
+  };
+  for (const [name, evaluate] of Object.entries(quantifiers)) {
+    env.registerFunction(`list.${name}(ast, ast, ast): bool`, bool(evaluate) as never);
+    env.registerFunction(`map.${name}(ast, ast, ast): bool`, bool(evaluate) as never);
   }
-  const list = macro((checker, _r, body) => checker.registry.getListType(body[body.length - 1]!));
-  const map = macro((checker, receiver, body) =>
-    checker.registry.getMapType(
-      receiver.kind === 'map' ? (receiver.keyType ?? checker.getType('dyn')) : checker.getType('int'),
-      body[body.length - 1]!,
-    ),
-  );
+  // transform*(k, v, [filter,] value): the filter is the first body, the value the last.
+  const kept = (pairs: [unknown, unknown][], run: Run, filtered: boolean) =>
+    filtered ? pairs.filter(([k, v]) => run(0, k, v) === true) : pairs;
+  const toList = (filtered: boolean) => (pairs: [unknown, unknown][], run: Run) =>
+    kept(pairs, run, filtered).map(([k, v]) => run(filtered ? 1 : 0, k, v));
+  const toMap = (filtered: boolean) => (pairs: [unknown, unknown][], run: Run) =>
+    new Map(kept(pairs, run, filtered).map(([k, v]) => [k, run(filtered ? 1 : 0, k, v)]));
+  const list = (filtered: boolean) =>
+    macro((checker, _r, body) => checker.registry.getListType(body[body.length - 1]!), toList(filtered));
+  const map = (filtered: boolean) =>
+    macro(
+      (checker, receiver, body) =>
+        checker.registry.getMapType(
+          receiver.kind === 'map' ? (receiver.keyType ?? checker.getType('dyn')) : checker.getType('int'),
+          body[body.length - 1]!,
+        ),
+      toMap(filtered),
+    );
   for (const receiver of ['list', 'map']) {
-    env.registerFunction(`${receiver}.transformList(ast, ast, ast): list<dyn>`, list as never);
-    env.registerFunction(`${receiver}.transformList(ast, ast, ast, ast): list<dyn>`, list as never);
-    env.registerFunction(`${receiver}.transformMap(ast, ast, ast): map<dyn, dyn>`, map as never);
-    env.registerFunction(`${receiver}.transformMap(ast, ast, ast, ast): map<dyn, dyn>`, map as never);
+    env.registerFunction(`${receiver}.transformList(ast, ast, ast): list<dyn>`, list(false) as never);
+    env.registerFunction(`${receiver}.transformList(ast, ast, ast, ast): list<dyn>`, list(true) as never);
+    env.registerFunction(`${receiver}.transformMap(ast, ast, ast): map<dyn, dyn>`, map(false) as never);
+    env.registerFunction(`${receiver}.transformMap(ast, ast, ast, ast): map<dyn, dyn>`, map(true) as never);
     env.registerFunction(`${receiver}.transformMapEntry(ast, ast, ast): map<dyn, dyn>`, (() => ({
       typeCheck: (checker: Checker) => checker.getType('map'),
       evaluate: notLocal('transformMapEntry'),
@@ -325,16 +417,22 @@ function defineTwoVariableComprehensions(env: Environment): void {
   }
 }
 
-let base: Environment | undefined;
+const bases = new Map<boolean, Environment>();
 
-/** The environment every run starts from (built once per process; cloning freezes it). */
-function baseEnvironment(): Environment {
-  if (!base) {
-    const env = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: true });
+/**
+ * The environment every run starts from (built once per process and purpose; cloning freezes it).
+ * `homogeneousLiterals` is the API server's compile-time rule (a list or map literal holds one type);
+ * evaluation turns it off: there `self` is `dyn`, so `[self, [0]]` would look mixed when it is not, and
+ * the rule was checked with the real types already.
+ */
+function baseEnvironment(homogeneousLiterals: boolean): Environment {
+  let env = bases.get(homogeneousLiterals);
+  if (!env) {
+    env = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: homogeneousLiterals });
     defineLibrary(env);
-    base = env;
+    bases.set(homogeneousLiterals, env);
   }
-  return base;
+  return env;
 }
 
 /**
@@ -345,14 +443,20 @@ function baseEnvironment(): Environment {
  * no rule names keeps its name but the type `dyn`, which no rule can tell apart.
  */
 export class RuleTypes {
-  private readonly env = baseEnvironment().clone();
+  private readonly env: Environment;
   private readonly names = new Map<DeclType, string>();
   private readonly byShape = new Map<string, string>();
   private readonly environments = new Map<string, Environment>();
   /** The fields of each registered object type, by type name. */
   readonly fields = new Map<string, ReadonlyMap<string, string>>();
 
-  constructor(private readonly usedNames: ReadonlySet<string>) {}
+  /** `forEvaluation`: for rules already type-checked, run against `dyn` (see baseEnvironment). */
+  constructor(
+    private readonly usedNames: ReadonlySet<string>,
+    { forEvaluation = false }: { forEvaluation?: boolean } = {},
+  ) {
+    this.env = baseEnvironment(!forEvaluation).clone();
+  }
 
   /** The cel-js type name of `t`, registering the object types it reaches. */
   nameOf(t: DeclType): string {

@@ -20,7 +20,7 @@ function program(expression: string, optionalOldSelf: boolean) {
   let p = programs.get(key);
   if (!p) {
     try {
-      types ??= new RuleTypes(new Set());
+      types ??= new RuleTypes(new Set(), { forEvaluation: true });
       const env = types.environment('dyn', optionalOldSelf);
       p = env.parse(expression) as unknown as (vars: Record<string, unknown>) => unknown;
     } catch (error) {
