@@ -164,6 +164,9 @@ describe('the autoupdate workflow (edit --plugins autoupdate)', () => {
     expect(runs('pull-request').join('\n')).toContain('gh pr create');
     expect(jobs['conflicts-issue']!.if).toContain("needs.update.outputs.conflicts != '0'");
     expect(runs('conflicts-issue').join('\n')).toContain('gh issue create');
+    // The conflicted files are read from the key `alpha update --json` reports them in (`conflicted`, as
+    // test/cli/alpha-update.test.ts checks): a wrong key would count no conflict and propose the markers.
+    expect(runs('update').join('\n')).toContain(`jq -r '.conflicted[]' "$RUNNER_TEMP/update.json"`);
     // The token reaches only the steps that push or call gh, through the environment.
     for (const [name, job] of Object.entries(jobs))
       for (const step of job.steps) {
