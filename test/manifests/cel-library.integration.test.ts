@@ -36,6 +36,10 @@ const ACCEPTED = [
   'self.l.last().hasValue()',
   'self.l.sortBy(x, x).size() >= 0',
   "'%s'.format(['a']) != ''",
+  // format's arguments may mix types (ext.Strings exempts them from the homogeneous-literal rule).
+  "'%s-%d'.format([self.s, 1]) != ''",
+  "'%s %s'.format([[self.s, 1], {'a': 1, 'b': 'c'}]) != ''",
+  'sign(quantity(self.s)) >= 0',
   "strings.quote(self.s) != ''",
   "self.s.lastIndexOf('a', 1) >= -1",
   'optional.none().orValue(1) > 0',
@@ -86,6 +90,11 @@ const REFUSED = [
   "base64.encode(b'a') != ''",
   "self.s.reverse() != ''",
   'quantity(self.s).sign() > 0',
+  // cel-go's string.format validator: a constant format string against a list literal.
+  "'%d'.format([self.s]) != ''",
+  "'%s'.format([self.s, self.s]) != ''",
+  "'%s %s'.format([self.s]) != ''",
+  "'%z'.format([self.s]) != ''",
   'self.q.isInteger()',
   "self.s.nope() == ''",
   'self.d == 1',

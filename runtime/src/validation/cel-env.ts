@@ -11,15 +11,55 @@
 import { Environment, Optional } from '@marcbachmann/cel-js';
 import type { DeclType } from './cel-types.js';
 import { re2js } from './re2.js';
+import { NAMED_FORMATS, NamedFormat } from './formats.js';
+import {
+  cidrContainsCIDR,
+  cidrContainsIP,
+  cidrEqual,
+  cidrMasked,
+  cidrOf,
+  CIDRPrefix,
+  cidrString,
+  IPAddr,
+  ipEqual,
+  ipFamily,
+  ipIsCanonical,
+  ipIsGlobalUnicast,
+  ipIsLinkLocalMulticast,
+  ipIsLinkLocalUnicast,
+  ipIsLoopback,
+  ipIsUnspecified,
+  isCIDR,
+  isIP,
+  ipString,
+  parseIP,
+} from './ip.js';
+import {
+  addQuantities,
+  compareQuantities,
+  parseQuantity,
+  Quantity,
+  quantityAsFloat,
+  quantityAsInt64,
+  quantityOfInt,
+  quantitySign,
+  subtractQuantities,
+} from './quantity.js';
 import { compareSemver, parseSemver, Semver } from './semver.js';
+import { format, formatCheckError, type StaticArg } from './string-format.js';
+import {
+  isURL,
+  ParsedURL,
+  parseURL,
+  urlEscapedPath,
+  urlHost,
+  urlHostname,
+  urlPort,
+  urlQuery,
+  urlScheme,
+  urlString,
+} from './urls.js';
 
-/** A value of a Kubernetes library type that this process declares but does not compute. */
-class Declared {}
-class URL_ extends Declared {}
-class Quantity extends Declared {}
-class IP extends Declared {}
-class CIDR extends Declared {}
-class Format extends Declared {}
 class SetsNamespace {}
 class StringsNamespace {}
 class FormatNamespace {}
@@ -163,7 +203,7 @@ function defineLibrary(env: Environment): void {
     }
     return out;
   });
-  fn('string.format(list): string', notLocal('string.format()'));
+  defineStringFormat(env);
   env.registerType('StringsNamespace', StringsNamespace);
   env.registerConstant('strings', 'StringsNamespace', new StringsNamespace());
   fn('StringsNamespace.quote(string): string', (_: unknown, s: string) => JSON.stringify(s));
@@ -182,76 +222,85 @@ function defineLibrary(env: Environment): void {
     (_: unknown, a: CelValue[], b: CelValue[]) => b.every((v) => has(a, v)) && a.every((v) => has(b, v)),
   );
   // URLs (library/urls.go).
-  env.registerType('URL', URL_);
-  fn('url(string): URL', notLocal('url()'));
-  fn('isURL(string): bool', notLocal('isURL()'));
-  for (const m of ['getScheme', 'getHost', 'getHostname', 'getPort', 'getEscapedPath'])
-    fn(`URL.${m}(): string`, notLocal(`${m}()`));
-  fn('URL.getQuery(): map<string, list<string>>', notLocal('getQuery()'));
+  env.registerType('URL', ParsedURL);
+  fn('url(string): URL', (s: string) => parseURL(s));
+  fn('isURL(string): bool', (s: string) => isURL(s));
+  fn('URL.getScheme(): string', urlScheme);
+  fn('URL.getHost(): string', urlHost);
+  fn('URL.getHostname(): string', urlHostname);
+  fn('URL.getPort(): string', urlPort);
+  fn('URL.getEscapedPath(): string', urlEscapedPath);
+  fn('URL.getQuery(): map<string, list<string>>', urlQuery);
+  env.registerOperator('URL == URL', (a: ParsedURL, b: ParsedURL) => urlString(a) === urlString(b));
   // Quantities (library/quantity.go).
   env.registerType('Quantity', Quantity);
-  fn('quantity(string): Quantity', notLocal('quantity()'));
-  fn('isQuantity(string): bool', notLocal('isQuantity()'));
-  fn('Quantity.isInteger(): bool', notLocal('isInteger()'));
-  fn('Quantity.asInteger(): int', notLocal('asInteger()'));
-  fn('Quantity.asApproximateFloat(): double', notLocal('asApproximateFloat()'));
-  for (const arg of ['Quantity', 'int']) {
-    fn(`Quantity.add(${arg}): Quantity`, notLocal('add()'));
-    fn(`Quantity.sub(${arg}): Quantity`, notLocal('sub()'));
-  }
-  fn('Quantity.isGreaterThan(Quantity): bool', notLocal('isGreaterThan()'));
-  fn('Quantity.isLessThan(Quantity): bool', notLocal('isLessThan()'));
-  fn('Quantity.compareTo(Quantity): int', notLocal('compareTo()'));
+  fn('quantity(string): Quantity', (s: string) => {
+    const q = parseQuantity(s);
+    if (typeof q === 'string') throw new Error(q);
+    return q;
+  });
+  fn('isQuantity(string): bool', (s: string) => typeof parseQuantity(s) !== 'string');
+  // Declared as a function, not a method (the library's documentation says otherwise).
+  fn('sign(Quantity): int', quantitySign);
+  fn('Quantity.isInteger(): bool', (q: Quantity) => quantityAsInt64(q) !== undefined);
+  fn('Quantity.asInteger(): int', (q: Quantity) => {
+    const v = quantityAsInt64(q);
+    if (v === undefined) throw new Error('cannot convert value to integer');
+    return v;
+  });
+  fn('Quantity.asApproximateFloat(): double', quantityAsFloat);
+  fn('Quantity.add(Quantity): Quantity', addQuantities);
+  fn('Quantity.add(int): Quantity', (q: Quantity, i: bigint) => addQuantities(q, quantityOfInt(i)));
+  fn('Quantity.sub(Quantity): Quantity', subtractQuantities);
+  fn('Quantity.sub(int): Quantity', (q: Quantity, i: bigint) => subtractQuantities(q, quantityOfInt(i)));
+  fn('Quantity.isGreaterThan(Quantity): bool', (a: Quantity, b: Quantity) => compareQuantities(a, b) === 1);
+  fn('Quantity.isLessThan(Quantity): bool', (a: Quantity, b: Quantity) => compareQuantities(a, b) === -1);
+  fn('Quantity.compareTo(Quantity): int', (a: Quantity, b: Quantity) => BigInt(compareQuantities(a, b)));
+  env.registerOperator('Quantity == Quantity', (a: Quantity, b: Quantity) => compareQuantities(a, b) === 0);
   // IP addresses and CIDRs (library/ip.go, library/cidr.go).
-  env.registerType('IP', IP);
-  env.registerType('CIDR', CIDR);
-  fn('ip(string): IP', notLocal('ip()'));
+  env.registerType('IP', IPAddr);
+  env.registerType('CIDR', CIDRPrefix);
+  fn('ip(string): IP', parseIP);
   env.registerType('IpNamespace', IpNamespace);
   env.registerConstant('ip', 'IpNamespace', new IpNamespace());
-  fn('IpNamespace.isCanonical(string): bool', notLocal('ip.isCanonical()'));
-  fn('isIP(string): bool', notLocal('isIP()'));
-  fn('string(IP): string', notLocal('string()'));
-  fn('IP.family(): int', notLocal('family()'));
-  for (const m of [
-    'isUnspecified',
-    'isLoopback',
-    'isLinkLocalMulticast',
-    'isLinkLocalUnicast',
-    'isGlobalUnicast',
-  ])
-    fn(`IP.${m}(): bool`, notLocal(`${m}()`));
-  fn('cidr(string): CIDR', notLocal('cidr()'));
-  fn('isCIDR(string): bool', notLocal('isCIDR()'));
-  fn('string(CIDR): string', notLocal('string()'));
-  fn('CIDR.containsIP(string): bool', notLocal('containsIP()'));
-  fn('CIDR.containsIP(IP): bool', notLocal('containsIP()'));
-  fn('CIDR.containsCIDR(string): bool', notLocal('containsCIDR()'));
-  fn('CIDR.containsCIDR(CIDR): bool', notLocal('containsCIDR()'));
-  fn('CIDR.ip(): IP', notLocal('ip()'));
-  fn('CIDR.masked(): CIDR', notLocal('masked()'));
-  fn('CIDR.prefixLength(): int', notLocal('prefixLength()'));
+  fn('IpNamespace.isCanonical(string): bool', (_: unknown, s: string) => ipIsCanonical(s));
+  fn('isIP(string): bool', isIP);
+  fn('string(IP): string', ipString);
+  fn('IP.family(): int', ipFamily);
+  fn('IP.isUnspecified(): bool', ipIsUnspecified);
+  fn('IP.isLoopback(): bool', ipIsLoopback);
+  fn('IP.isLinkLocalMulticast(): bool', ipIsLinkLocalMulticast);
+  fn('IP.isLinkLocalUnicast(): bool', ipIsLinkLocalUnicast);
+  fn('IP.isGlobalUnicast(): bool', ipIsGlobalUnicast);
+  env.registerOperator('IP == IP', ipEqual);
+  fn('cidr(string): CIDR', cidrOf);
+  fn('isCIDR(string): bool', isCIDR);
+  fn('string(CIDR): string', cidrString);
+  // A string that is not an IP: the library passes its error where an IP belongs, which is no overload.
+  fn('CIDR.containsIP(string): bool', (c: CIDRPrefix, s: string) => {
+    if (!isIP(s)) throw new Error('no such overload');
+    return cidrContainsIP(c, parseIP(s));
+  });
+  fn('CIDR.containsIP(IP): bool', cidrContainsIP);
+  fn('CIDR.containsCIDR(string): bool', (c: CIDRPrefix, s: string) => cidrContainsCIDR(c, cidrOf(s)));
+  fn('CIDR.containsCIDR(CIDR): bool', cidrContainsCIDR);
+  fn('CIDR.ip(): IP', (c: CIDRPrefix) => c.addr);
+  fn('CIDR.masked(): CIDR', cidrMasked);
+  fn('CIDR.prefixLength(): int', (c: CIDRPrefix) => BigInt(c.length));
+  env.registerOperator('CIDR == CIDR', cidrEqual);
   // Named formats (library/format.go).
-  env.registerType('Format', Format);
+  env.registerType('Format', NamedFormat);
   env.registerType('FormatNamespace', FormatNamespace);
   env.registerConstant('format', 'FormatNamespace', new FormatNamespace());
-  fn('FormatNamespace.named(string): optional<Format>', notLocal('format.named()'));
-  for (const name of [
-    'dns1123Label',
-    'dns1123Subdomain',
-    'dns1035Label',
-    'qualifiedName',
-    'dns1123LabelPrefix',
-    'dns1123SubdomainPrefix',
-    'dns1035LabelPrefix',
-    'labelValue',
-    'uri',
-    'uuid',
-    'byte',
-    'date',
-    'datetime',
-  ])
-    fn(`FormatNamespace.${name}(): Format`, notLocal(`format.${name}()`));
-  fn('Format.validate(string): optional<list<string>>', notLocal('validate()'));
+  fn('FormatNamespace.named(string): optional<Format>', (_: unknown, name: string) =>
+    Object.hasOwn(NAMED_FORMATS, name) ? Optional.of(NAMED_FORMATS[name]) : Optional.none(),
+  );
+  for (const [name, format] of Object.entries(NAMED_FORMATS))
+    fn(`FormatNamespace.${name}(): Format`, () => format);
+  fn('Format.validate(string): optional<list<string>>', (f: NamedFormat, s: string) => {
+    const messages = f.validate(s);
+    return messages.length === 0 ? Optional.none() : Optional.of(messages);
+  });
   defineTwoVariableComprehensions(env);
   // Semantic versions (library/semverlib.go).
   env.registerType('Semver', Semver);
@@ -269,18 +318,78 @@ function defineLibrary(env: Environment): void {
   fn('Semver.isLessThan(Semver): bool', (a: Semver, b: Semver) => compareSemver(a, b) < 0n);
   fn('Semver.compareTo(Semver): int', (a: Semver, b: Semver) => compareSemver(a, b));
   env.registerOperator('Semver == Semver', (a: Semver, b: Semver) => compareSemver(a, b) === 0n);
-  for (const type of ['URL', 'Quantity', 'IP', 'CIDR'])
-    env.registerOperator(`${type} == ${type}`, notLocal(`== on ${type}`));
+}
+
+/**
+ * `string.format(list)` (cel-go ext.Strings): evaluated by string-format.ts. Its type check is cel-go's:
+ * a list or map literal anywhere in the arguments may mix types (ext.Strings exempts `format` from the
+ * homogeneous-literal rule), and a constant format string with a list literal is checked clause by
+ * clause at compile time, as cel-go's string.format validator does.
+ */
+function defineStringFormat(env: Environment): void {
+  const staticArg = (checker: Checker, node: AstNode, ctx: Scope): StaticArg => {
+    const name = checker.check(node, ctx).name ?? 'dyn';
+    const base = name.replace(/<.*$/, '');
+    const type = base === 'null' ? 'null_type' : base;
+    if (node.op === 'list')
+      return { type, parts: (node.args as AstNode[]).map((n) => staticArg(checker, n, ctx)) };
+    if (node.op === 'map')
+      return { type, parts: (node.args as AstNode[][]).flat().map((n) => staticArg(checker, n, ctx)) };
+    return { type };
+  };
+  env.registerFunction('string.format(ast): string', ((call: MacroCall) => {
+    const [list] = call.args as unknown as AstNode[];
+    return {
+      typeCheck(checker: Checker, _m: unknown, ctx: Scope) {
+        const text = checker.check(call.receiver, ctx);
+        const opts = checker.opts;
+        checker.opts = { ...opts, homogeneousAggregateLiterals: false };
+        let args: CelType;
+        try {
+          args = checker.check(list, ctx);
+        } finally {
+          checker.opts = opts;
+        }
+        if (text.name !== 'string' && text.kind !== 'dyn')
+          throw checker.createError(
+            'no_matching_overload',
+            `found no matching overload for '${text.name}.format(${args.name})'`,
+            call,
+          );
+        if (args.kind !== 'list' && args.kind !== 'dyn')
+          throw checker.createError(
+            'no_matching_overload',
+            `found no matching overload for 'string.format(${args.name})'`,
+            call,
+          );
+        const receiver = call.receiver as AstNode;
+        if (receiver.op === 'value' && typeof receiver.args === 'string' && list?.op === 'list') {
+          const problem = formatCheckError(
+            receiver.args,
+            (list.args as AstNode[]).map((n) => staticArg(checker, n, ctx)),
+          );
+          if (problem) throw checker.createError('invalid_format', problem, call);
+        }
+        return checker.getType('string');
+      },
+      evaluate(ev: Evaluator, _m: unknown, ctx: RunScope) {
+        return format(ev.run(call.receiver, ctx) as string, ev.run(list, ctx) as unknown[]);
+      },
+    };
+  }) as never);
 }
 
 /** What cel-js hands a macro's type check: its checker, and a scope that can bind a variable. */
 interface CelType {
   kind: string;
+  name?: string;
   keyType?: CelType;
   valueType?: CelType;
 }
 interface Checker {
   check(node: unknown, ctx: Scope): CelType;
+  opts: object;
+  createError(code: string, message: string, node: unknown): Error;
   getType(name: string): CelType;
   registry: { getListType(t: CelType): CelType; getMapType(k: CelType, v: CelType): CelType };
 }
@@ -298,6 +407,11 @@ interface RunScope {
 }
 /** Runs a comprehension's body (0: the first after the two variables) for one key (index) and value. */
 type Run = (body: number, k: unknown, v: unknown) => unknown;
+/** A node of cel-js's syntax tree. */
+interface AstNode {
+  op: string;
+  args: unknown;
+}
 interface MacroCall {
   args: { op: string; args: unknown }[];
   receiver: unknown;

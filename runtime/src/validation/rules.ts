@@ -125,6 +125,18 @@ function errorFor(rule: ValidationRule, v: unknown, steps: PathStep[], text: str
   }
 }
 
+/**
+ * A rule that fails to evaluate, as the API server words it: the node's schema type as the value, the
+ * error, and the rule's message (or the rule); a call no overload takes gets its own sentence.
+ */
+function evaluationError(rule: ValidationRule, s: JSONSchemaProps, why: string): string {
+  const ruleText = (rule.message || rule.rule).trim();
+  const detail = why.startsWith('no such overload')
+    ? `'${why}': call arguments did not match a supported operator, function or macro signature for rule: ${ruleText}`
+    : `${why} evaluating rule: ${ruleText}`;
+  return `Invalid value: ${JSON.stringify(s.type ?? '')}: ${detail}`;
+}
+
 /** Every rule of the schema on the object; the errors in the API server's words. */
 export function evaluateRules(
   obj: Record<string, unknown>,
@@ -174,7 +186,8 @@ export function evaluateRules(
         } catch (error) {
           const why = error instanceof Error ? error.message.split('\n')[0] : String(error);
           if (/checked, not evaluated/.test(why ?? '')) continue;
-          sink.push(errorFor(rule, v, steps, `${rule.rule}: ${why}`));
+          // At the rule's node, whatever its fieldPath and reason, and never ratcheted.
+          out.push({ path: pathText(steps) || '<nil>', steps, message: evaluationError(rule, s, why ?? '') });
           continue;
         }
         if (result !== true) sink.push(errorFor(rule, v, steps, message(rule, vars)));
