@@ -35,6 +35,7 @@ export function celTypeName(v: unknown): string {
 }
 
 const DEFAULT_PRECISION = 6;
+const MAX_PRECISION = 1_000_000;
 
 /** Go's strconv.Quote (%q) of a string: JSON's escapes, but \x for control bytes and \u for the rest. */
 function goQuote(s: string): string {
@@ -197,7 +198,11 @@ function roundDigits(digits: string, keep: number): string {
     rest[0]! > '5' ||
     (rest[0] === '5' && (/[1-9]/.test(rest.slice(1)) || Number(kept[kept.length - 1] ?? '0') % 2 === 1));
   if (!up) return kept;
-  return (BigInt(kept || '0') + 1n).toString().padStart(keep, '0');
+  // Adds one to the kept digits (a carry through nines can add a digit in front).
+  const nines = /9*$/.exec(kept)![0].length;
+  const head = kept.slice(0, kept.length - nines);
+  const bumped = head === '' ? '1' : head.slice(0, -1) + String(Number(head[head.length - 1]) + 1);
+  return bumped + '0'.repeat(nines);
 }
 
 /** %f: Go's digits (exact, half to even), then x/text's en_US grouping of thousands. */
@@ -270,20 +275,31 @@ function clause(format: string): [number, Clause] {
       throw new FormatError(
         'could not parse formatting clause: error while parsing precision: error while converting precision to integer: strconv.Atoi: parsing "": invalid syntax',
       );
+    if (BigInt(digits) > (1n << 63n) - 1n)
+      throw new FormatError(
+        `could not parse formatting clause: error while parsing precision: error while converting precision to integer: strconv.Atoi: parsing ${goQuote(digits)}: value out of range`,
+      );
     precision = Number(digits);
   }
   const c = format[i]!;
   i++;
   const p = precision ?? DEFAULT_PRECISION;
+  // Go's fmt takes no precision or width above a million (it writes %!(BADPREC)); kubesmith refuses them.
+  const bounded =
+    (run: Clause): Clause =>
+    (v) => {
+      if (p > MAX_PRECISION) throw new FormatError(`precision ${p} is over ${MAX_PRECISION}`);
+      return run(v);
+    };
   switch (c) {
     case 's':
       return [i, formatString];
     case 'd':
       return [i, (v) => String(integer(v, 'decimal clause can only be used on integers'))];
     case 'f':
-      return [i, (v) => fixed(double(v, 'fixed-point clause can only be used on doubles'), p)];
+      return [i, bounded((v) => fixed(double(v, 'fixed-point clause can only be used on doubles'), p))];
     case 'e':
-      return [i, (v) => scientific(double(v, 'scientific clause can only be used on doubles'), p)];
+      return [i, bounded((v) => scientific(double(v, 'scientific clause can only be used on doubles'), p))];
     case 'b':
       return [
         i,
