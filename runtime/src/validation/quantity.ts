@@ -152,11 +152,17 @@ export function parseQuantity(str: string): Quantity | string {
       if (result !== undefined) return new Quantity(positive ? result : -result, scale, false);
     }
   }
-  return parseDecimal(value, base, exponent, binary);
+  return parseDecimal(str, value, base, exponent, binary);
 }
 
 /** ParseQuantity's inf.Dec path: exact, rounded up (away from zero) to nano, binary ones capped at int64. */
-function parseDecimal(value: string, base: 2 | 10, exponent: number, binary: boolean): Quantity | string {
+function parseDecimal(
+  str: string,
+  value: string,
+  base: 2 | 10,
+  exponent: number,
+  binary: boolean,
+): Quantity | string {
   const m = /^([+-]?)([0-9]*)(?:\.([0-9]*))?$/.exec(value);
   if (!m || (m[2] ?? '') + (m[3] ?? '') === '') return NUMERIC;
   const fraction = m[3] ?? '';
@@ -165,7 +171,12 @@ function parseDecimal(value: string, base: 2 | 10, exponent: number, binary: boo
   let infScale = fraction.length;
   if (base === 10) infScale -= exponent;
   else unscaled *= 1n << BigInt(exponent);
-  if (Math.abs(infScale) > MAX_DIGITS) throw new Error(`quantity ${value} is too large to evaluate`);
+  // Under a nano, a value rounds up to one nano, however small: no need to write out its digits.
+  if (unscaled !== 0n && infScale - 9 > digits(unscaled)) {
+    unscaled = 1n;
+    infScale = 9;
+  }
+  if (-infScale > MAX_DIGITS) throw new Error(`quantity ${str} is too large to evaluate`);
   // The sign is set aside while rounding (inf.RoundUp rounds the magnitude up).
   const negative = m[1] === '-' && unscaled !== 0n;
   if (unscaled !== 0n) {
