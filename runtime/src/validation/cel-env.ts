@@ -4,8 +4,10 @@
  * turns on): lists (isSorted, sum, min, max, indexOf, lastIndexOf), regex (find, findAll), the extended
  * strings (charAt, replace, strings.quote...), cel-go's list extensions (slice, flatten, sort, distinct...)
  * and two-variable comprehensions, sets, url(), quantity(), ip()/cidr(), format.named() and semver().
- * Functions that are plain data manipulations run here; the rest are declared for the type checker and
- * refuse to evaluate. One base environment is built per process; RuleTypes registers a run's object types
+ * All of them run: the data manipulations here, the Kubernetes libraries in modules of their own written
+ * after their Go sources (urls.ts, quantity.ts, ip.ts, formats.ts, string-format.ts); only
+ * transformMapEntry is declared for the type checker and refuses to evaluate (a rule calling it is
+ * skipped). One base environment is built per process; RuleTypes registers a run's object types
  * on a clone of it, and gives each shape of `self` an environment of its own.
  */
 import { Environment, Optional } from '@marcbachmann/cel-js';
