@@ -221,11 +221,16 @@ const SUPERSCRIPT = '⁰¹²³⁴⁵⁶⁷⁸⁹';
 
 /**
  * %e: six digits after the point, whatever the precision (cel-go writes the precision as a width, `%6e`),
- * the exponent as x/text writes it: `×10` and at least two superscript digits.
+ * the exponent as x/text writes it: `×10` and at least two superscript digits. x/text pads NaN and the
+ * infinities to the width, not the numbers.
  */
 function scientific(x: number, width: number): string {
-  if (Number.isNaN(x)) return 'NaN';
-  if (!Number.isFinite(x)) return x > 0 ? '∞' : '-∞';
+  const padded = (text: string) => {
+    const length = [...text].length;
+    return length < width ? ' '.repeat(width - length) + text : text;
+  };
+  if (Number.isNaN(x)) return padded('NaN');
+  if (!Number.isFinite(x)) return padded(x > 0 ? '∞' : '-∞');
   const { whole, fraction } = exactDigits(x);
   const all = whole + fraction;
   const first = all.search(/[1-9]/);
@@ -243,9 +248,7 @@ function scientific(x: number, width: number): string {
     .padStart(2, '0')
     .replace(/\d/g, (d) => SUPERSCRIPT[Number(d)]!);
   const sign = x < 0 || Object.is(x, -0) ? '-' : '';
-  const text = `${sign}${mantissa[0]}.${mantissa.slice(1)}×10${exp < 0 ? '⁻' : ''}${digits}`;
-  const length = [...text].length;
-  return length < width ? ' '.repeat(width - length) + text : text;
+  return `${sign}${mantissa[0]}.${mantissa.slice(1)}×10${exp < 0 ? '⁻' : ''}${digits}`;
 }
 
 const hexOf = (bytes: Uint8Array, upper: boolean) => {
