@@ -85,6 +85,21 @@ describe('leanMetadata', () => {
     });
     expect(Object.keys(lean)).toEqual(['creationTimestamp', 'generation', 'labels', 'name', 'uid']);
   });
+  it('keeps the keys of each metadata when objects of different keys come one after the other', () => {
+    const interner = new StringInterner();
+    const texts = [
+      '{"name":"a","uid":"u","generation":1,"managedFields":[]}',
+      '{"name":"b","uid":"v","labels":{"x":"y"},"managedFields":[]}',
+      '{"name":"c","uid":"w","generation":2.5,"managedFields":[]}',
+      '{"name":"d","generation":"odd","uid":"x","managedFields":[]}',
+    ];
+    for (const text of [...texts, ...texts]) {
+      const { managedFields: _dropped, ...expected } = JSON.parse(text) as ObjectMeta;
+      const lean = leanMetadata(JSON.parse(text) as ObjectMeta, interner, false);
+      expect(lean).toStrictEqual(expected);
+      expect(Object.keys(lean)).toEqual(Object.keys(expected));
+    }
+  });
 });
 
 describe('the sharing tables are bounded', () => {

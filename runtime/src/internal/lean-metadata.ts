@@ -61,18 +61,39 @@ const OWNER_STRINGS = ['apiVersion', 'kind', 'name', 'uid'] as const;
 /**
  * Per list of metadata keys (with managedFields left out), an object of those keys made by JSON.parse:
  * a spread of it is an object of the same shape, every property in the object. Bounded as the interner.
+ * The last one used is checked first: the objects of a kind mostly have the same keys, and comparing
+ * them costs less than a lookup by a string of them.
  */
 const SHAPES_MAX = 256;
 const shapes = new Map<string, Record<string, unknown>>();
+let lastKeys: readonly string[] = [];
+let lastShape: Record<string, unknown> = {};
 
-function shapeOf(keys: string[]): Record<string, unknown> {
+function shapeOf(source: Record<string, unknown>): Record<string, unknown> {
+  let i = 0;
+  let same = true;
+  for (const key in source) {
+    if (key === 'managedFields') continue;
+    if (lastKeys[i++] !== key) {
+      same = false;
+      break;
+    }
+  }
+  if (same && i === lastKeys.length) return lastShape;
+  const keys = Object.keys(source).filter((key) => key !== 'managedFields');
   const signature = keys.join('\n');
   let shape = shapes.get(signature);
   if (shape === undefined) {
     if (shapes.size >= SHAPES_MAX) shapes.clear();
     const text = `{${keys.map((key) => `${JSON.stringify(key)}:null`).join(',')}}`;
-    shapes.set(signature, (shape = JSON.parse(text) as Record<string, unknown>));
+    shape = JSON.parse(text) as Record<string, unknown>;
+    // Each field made to hold any value before any copy is made: a copy whose field then gets a value
+    // of another kind (a number where null was) would otherwise move to a new shape, one by one, slowly.
+    for (const key of keys) for (const value of [0, 0.5, '', {}, null]) shape[key] = value;
+    shapes.set(signature, shape);
   }
+  lastKeys = keys;
+  lastShape = shape;
   return shape;
 }
 
@@ -91,9 +112,8 @@ export function leanMetadata(
   const source = metadata as Record<string, unknown>;
   let lean = source;
   if (!keepManagedFields && source['managedFields'] !== undefined) {
-    const keys = Object.keys(source).filter((key) => key !== 'managedFields');
-    lean = { ...shapeOf(keys) };
-    for (const key of keys) lean[key] = source[key];
+    lean = { ...shapeOf(source) };
+    for (const key in source) if (key !== 'managedFields') lean[key] = source[key];
   }
   for (const key in lean) {
     const value = lean[key];
