@@ -18,10 +18,13 @@
  * - update handlers get the object it replaces, so the informer keeps no second map of the objects.
  * Recovery stays with its owner (supervisedInformer): a failed list or watch is reported to `error`, and
  * the next `start()` resumes the watch from the last resourceVersion, or lists again when it has none.
+ * What it keeps of each object, and gives out for it, is its `store`'s choice (a metadata-only informer's
+ * keeps the metadata alone: internal/lean-metadata.ts).
  */
 import type { ListOptions, HttpClient } from './client.js';
 import { ApiError } from './errors.js';
 import { objectKey, type ResourceKind } from './kinds.js';
+import { IDENTITY_STORE, type ObjectStore } from './internal/lean-metadata.js';
 import type { KubernetesObject } from './types.js';
 
 type ObjectHandler = (object: KubernetesObject, oldObject?: KubernetesObject, initial?: boolean) => void;
@@ -51,6 +54,11 @@ export interface ReflectorOptions {
   list: Pick<ListOptions, 'namespace' | 'labelSelector' | 'fieldSelector' | 'pageSize' | 'metadataOnly'>;
   /** Applied to each listed object before it is stored (a watched one: the watcher applies it). */
   transform?: (object: KubernetesObject) => KubernetesObject;
+  /**
+   * What is kept of each object, and given out for it (to handlers, get and list). Default: the object
+   * itself.
+   */
+  store?: ObjectStore;
   /** Stream the list (see above) instead of reading it in pages: the cache's `streamingList`. */
   streamingList: boolean;
   /**
@@ -72,8 +80,9 @@ interface WatchAttempt {
 }
 
 export class Reflector {
-  /** namespace ('' for cluster-scoped objects) -> name -> object */
-  private readonly objects = new Map<string, Map<string, KubernetesObject>>();
+  /** namespace ('' for cluster-scoped objects) -> name -> what the store keeps of the object */
+  private readonly objects = new Map<string, Map<string, unknown>>();
+  private readonly store: ObjectStore;
   private readonly handlers = {
     add: [] as ObjectHandler[],
     update: [] as ObjectHandler[],
@@ -91,7 +100,9 @@ export class Reflector {
   /** Settles the streamed list in flight (true: its run is over), for stop() and a new start(). */
   private streaming: ((done: boolean) => void) | undefined;
 
-  constructor(private readonly options: ReflectorOptions) {}
+  constructor(private readonly options: ReflectorOptions) {
+    this.store = options.store ?? IDENTITY_STORE;
+  }
 
   on(event: 'add' | 'update' | 'delete', handler: ObjectHandler): void;
   on(event: 'error', handler: ErrorHandler): void;
@@ -121,13 +132,19 @@ export class Reflector {
   }
 
   get(name: string, namespace?: string): KubernetesObject | undefined {
-    return this.objects.get(namespace ?? '')?.get(name);
+    const stored = this.objects.get(namespace ?? '')?.get(name);
+    return stored === undefined ? undefined : this.store.unpack(stored);
   }
 
   list(namespace?: string): KubernetesObject[] {
-    if (namespace) return [...(this.objects.get(namespace)?.values() ?? [])];
     const all: KubernetesObject[] = [];
-    for (const objects of this.objects.values()) for (const object of objects.values()) all.push(object);
+    if (namespace) {
+      for (const stored of this.objects.get(namespace)?.values() ?? []) all.push(this.store.unpack(stored));
+      return all;
+    }
+    for (const objects of this.objects.values()) {
+      for (const stored of objects.values()) all.push(this.store.unpack(stored));
+    }
     return all;
   }
 
@@ -357,17 +374,22 @@ export class Reflector {
     const name = object.metadata?.name ?? '';
     let objects = this.objects.get(namespace);
     if (objects === undefined) this.objects.set(namespace, (objects = new Map()));
-    const old = objects.get(name);
-    if (old === undefined) {
-      objects.set(name, object);
+    const stored = objects.get(name);
+    if (stored === undefined) {
+      const packed = this.store.pack(object);
+      objects.set(name, packed);
       const initial = !this.listed;
-      for (const handler of this.handlers.add) handler(object, undefined, initial);
+      const given = this.store.unpack(packed);
+      for (const handler of this.handlers.add) handler(given, undefined, initial);
       return;
     }
+    const old = this.store.unpack(stored);
     const version = old.metadata?.resourceVersion;
     if (version && version === object.metadata?.resourceVersion) return;
-    objects.set(name, object);
-    for (const handler of this.handlers.update) handler(object, old);
+    const packed = this.store.pack(object);
+    objects.set(name, packed);
+    const given = this.store.unpack(packed);
+    for (const handler of this.handlers.update) handler(given, old);
   }
 
   private remove(object: KubernetesObject): void {
@@ -380,8 +402,8 @@ export class Reflector {
 
   private deleteUnseen(seen: Set<string>): void {
     for (const [namespace, objects] of [...this.objects]) {
-      for (const [name, object] of [...objects]) {
-        if (!seen.has(objectKey(namespace, name))) this.remove(object);
+      for (const [name, stored] of [...objects]) {
+        if (!seen.has(objectKey(namespace, name))) this.remove(this.store.unpack(stored));
       }
     }
   }

@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  InformerCache,
-  stripManagedFields,
-  supervisedInformer,
-  type ListWatchLike,
-  type ObjectHandler,
-} from '../src/cache.js';
+import { InformerCache, supervisedInformer, type ListWatchLike, type ObjectHandler } from '../src/cache.js';
 import { realClock } from '../src/clock.js';
 import { ManualInformer } from '../src/testing/informer.js';
 import { createLogger } from '../src/logger.js';
@@ -194,17 +188,5 @@ describe('InformerCache', () => {
     expect(informers.every((informer) => informer.started)).toBe(true);
     await cache.stop();
     expect(informers.some((informer) => informer.started)).toBe(false);
-  });
-});
-
-describe('stripManagedFields', () => {
-  it('drops managedFields from the object itself and keeps the rest of its metadata, in order', () => {
-    const object: KubernetesObject & { spec: unknown } = {
-      metadata: { generation: 1, managedFields: [{ manager: 'kubectl' }], name: 'a', uid: 'u' },
-      spec: { x: 1 },
-    };
-    expect(stripManagedFields(object)).toBe(object);
-    expect(Object.keys(object.metadata ?? {})).toEqual(['generation', 'name', 'uid']);
-    expect(object).toEqual({ metadata: { generation: 1, name: 'a', uid: 'u' }, spec: { x: 1 } });
   });
 });

@@ -177,6 +177,61 @@ describe('metadata-only informers on the real API server', () => {
     expect(directList.map((o) => [o.kind, 'data' in o])).toContainEqual(['ConfigMap', false]);
   });
 
+  it('cached objects read back as the API server sends them, managedFields left out, each its own', async () => {
+    const ns = await createNamespace(env, 'lean');
+    // What the informers share between objects: labels, long annotation values, owners, finalizers.
+    const shared = {
+      labels: { 'app.kubernetes.io/name': 'web-frontend', tier: 'front' },
+      annotations: { 'example.com/owner-team': 'platform-engineering-and-operations' },
+      ownerReferences: [
+        {
+          apiVersion: 'apps/v1',
+          kind: 'ReplicaSet',
+          name: 'web-7d9f',
+          uid: '7f1d2c3b-0000-4c0e-9a55-2f0a6f1d4c11',
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+      finalizers: ['example.com/keep-for-the-test'],
+    };
+    for (const name of ['a', 'b']) {
+      await api.create(ConfigMapKind, configMap(ns, name, { k: name }, { ...shared, generateName: 'web-' }));
+    }
+    running = await runManager(
+      env,
+      (mgr) => {
+        mgr.informerFor(ConfigMapKind);
+        // A handler that changes the object it is given (which it must not do) changes no cached one.
+        mgr.informerFor(ConfigMapKind, { metadataOnly: true }).on('add', (object) => {
+          object.metadata!.labels!['tier'] = 'changed by a handler';
+        });
+      },
+      { cache: { namespace: ns } },
+    );
+    const { mgr } = running;
+    const withoutManagedFields = <T extends KubernetesObject>(object: T): T => {
+      const { managedFields, ...metadata } = object.metadata!;
+      expect(managedFields).toBeDefined();
+      return { ...object, metadata };
+    };
+    for (const name of ['a', 'b']) {
+      const sent = await mgr.apiReader.get(ConfigMapKind, name, ns);
+      expect(await mgr.client.get(ConfigMapKind, name, ns)).toStrictEqual(withoutManagedFields(sent));
+      const sentMetadata = await mgr.apiReader.get(ConfigMapKind, name, ns, { metadataOnly: true });
+      const cached = await mgr.client.get(ConfigMapKind, name, ns, { metadataOnly: true });
+      expect(cached).toStrictEqual(withoutManagedFields(sentMetadata));
+      expect(cached.metadata?.labels).toEqual(shared.labels);
+    }
+    // A read is a copy: changing it changes neither the cache nor the object with the same labels.
+    const [a] = await mgr.client.list(ConfigMapKind, { namespace: ns, metadataOnly: true });
+    a!.metadata!.labels!['tier'] = 'changed by a reader';
+    for (const name of ['a', 'b']) {
+      const again = await mgr.client.get(ConfigMapKind, name, ns, { metadataOnly: true });
+      expect(again.metadata?.labels).toEqual(shared.labels);
+    }
+  });
+
   it('the API server answers a metadata-only watch with PartialObjectMetadata events', async () => {
     const ns = await createNamespace(env, 'metadata-watch');
     await api.create(ConfigMapKind, configMap(ns, 'cm', { k: 'v' }));
