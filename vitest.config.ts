@@ -4,9 +4,10 @@ import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * The files that take a minute or more (each npm-installs, or waits out a timeout). A fresh clone has no
- * record of past durations, so vitest would start the largest files first, and these could start last and
- * keep one worker busy long after the other has finished: they start first, in this order.
+ * The files that take the longest (a minute or more on CI: each npm-installs or waits out a timeout; then
+ * about 40 s). A fresh clone has no record of past durations, so vitest would start the largest files
+ * first, and these could start last and keep one worker busy long after the other has finished: they
+ * start first, in this order.
  */
 const SLOW_FILES = [
   'test/cli/alpha-update.test.ts',
@@ -14,6 +15,9 @@ const SLOW_FILES = [
   'test/e2e/tarball.test.ts',
   'test/run/run.integration.test.ts',
   'runtime/test/faults/watches.integration.test.ts',
+  'runtime/test/webhook/self-signed.integration.test.ts',
+  'test/shipping/cert-provider-self.integration.test.ts',
+  'test/manifests/parallel.test.ts',
 ];
 
 class SlowFilesFirst extends BaseSequencer {
