@@ -1,6 +1,6 @@
 /**
  * `kubesmith alpha update` on a project made by an older build of this repository (packed from git
- * history, run through `npx --package`): the edits a team makes survive the update with no conflict, every
+ * history, installed from its tarball): the edits a team makes survive the update with no conflict, every
  * file they did not touch becomes the current scaffold's, and the result builds, lints and passes its tests
  * (integration tests on envtest included); a line both sides changed stops the update before anything runs,
  * leaving every branch as it was. The old project is made once and copied for each test. Each step's wall
@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { oldCliTarball, type OldCli } from '../helpers/old-cli.js';
+import { installOldCli, oldCliTarball, type OldCli } from '../helpers/old-cli.js';
 import { runWithEnv, snapshot } from '../helpers/run.js';
 
 const exec = promisify(execFile);
@@ -55,10 +55,12 @@ beforeAll(async () => {
   temp = await mkdtemp(path.join(os.tmpdir(), 'kubesmith-update-test-'));
   pristine = path.join(temp, 'pristine', 'guestbook');
   await exec('mkdir', ['-p', pristine]);
-  const oldKubesmith = (...args: string[]) =>
-    sh(pristine, 'npx', '--yes', '--package', tarball, '--', 'kubesmith', ...args);
+  const oldBin = await timed('install the old kubesmith (npm install of its tarball)', () =>
+    installOldCli(tarball, path.join(temp, 'old-cli')),
+  );
+  const oldKubesmith = (...args: string[]) => sh(pristine, process.execPath, oldBin, ...args);
   const webapp = ['--group', 'webapp', '--version'];
-  await timed('old kubesmith: init, APIs, webhooks, chart (npx --package)', async () => {
+  await timed('old kubesmith: init, APIs, webhooks, chart', async () => {
     await oldKubesmith(
       'init',
       '--domain',

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildCli } from '../helpers/build.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const tracer = fileURLToPath(new URL('../helpers/trace-imports.mjs', import.meta.url));
@@ -12,7 +13,7 @@ let dir: string;
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'kubesmith-startup-'));
   // The launcher runs the compiled CLI.
-  await execa('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: repo });
+  await buildCli();
 }, 120_000);
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });

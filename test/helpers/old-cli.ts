@@ -6,7 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, rm, symlink } from 'node:fs/promises';
+import { mkdir, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -53,4 +53,22 @@ export async function oldCliTarball(commit: string): Promise<OldCli> {
   if (!tarball || !existsSync(path.join(dir, tarball)))
     throw new Error(`npm pack of ${commit} made no tarball`);
   return { tarball: path.join(dir, tarball), commit };
+}
+
+/**
+ * The packed CLI installed into `dir` as a project installs a package (`npm install <tarball>`, no
+ * scripts), once: the path of its bin, to run with node. Each `npx --package <tarball>` would resolve and
+ * check the package again (seconds per command).
+ */
+export async function installOldCli(tarball: string, dir: string): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  await writeFile(path.join(dir, 'package.json'), '{ "private": true }\n');
+  await sh(
+    'npm',
+    ['install', tarball, '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel', 'error'],
+    dir,
+  );
+  const bin = path.join(dir, 'node_modules', 'kubesmith', 'bin', 'kubesmith.js');
+  if (!existsSync(bin)) throw new Error(`npm install ${tarball} installed no bin/kubesmith.js`);
+  return bin;
 }

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildCli } from '../helpers/build.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 /** A cache of this test's own: other tests' kubesmith processes share the default one (node_modules/.cache). */
@@ -33,7 +34,7 @@ async function cacheFiles(): Promise<Map<string, number>> {
 }
 
 beforeAll(async () => {
-  await execa('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: repo });
+  await buildCli();
   cacheDir = path.join(await mkdtemp(path.join(os.tmpdir(), 'kubesmith-code-cache-')), 'v8');
 }, 120_000);
 

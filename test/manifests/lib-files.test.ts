@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { getLibFiles, ts } from '@ts-morph/common';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildCli } from '../helpers/build.js';
 import { SUBSET_LIB, subsetLibText } from '../../src/typescript/lib-subset.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
@@ -18,7 +19,7 @@ afterAll(async () => {
 });
 
 beforeAll(async () => {
-  await execa('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: repo });
+  await buildCli();
   await execa('node', ['scripts/lib-files.mjs'], { cwd: repo });
 }, 120_000);
 

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildCli } from '../helpers/build.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const FIXTURES = path.join(repo, 'test/fixtures');
@@ -19,7 +20,7 @@ afterAll(async () => {
 });
 
 beforeAll(async () => {
-  await execa('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: repo });
+  await buildCli();
 }, 180_000);
 
 /** The result of generateManifests over `root` as JSON (with the files handed over), and whether it split. */

@@ -4,7 +4,8 @@
  * with client-go's growing backoff, not in a tight loop; a watch whose connection goes silent (a partition)
  * is given up and reopened within 60 s.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, it, type TestContext } from 'vitest';
 import { reflectorInformerFactory, type Informer } from '../../src/cache.js';
 import { HttpClient, type Client } from '../../src/client.js';
 import type { Envtest } from '../../src/envtest/index.js';
@@ -18,38 +19,43 @@ import {
 } from '../integration/helpers.js';
 import { FaultProxy, HttpFaultProxy, type ProxiedRequest } from './proxy.js';
 
+// The tests mostly wait (10 s, 12 s, up to 60 s for a timeout): they run at once, each in its own
+// namespace, with its own proxies and informer, on the file's one API server.
 let env: Envtest;
 let client: Client;
-let proxy: FaultProxy;
-let httpProxy: HttpFaultProxy;
-let informer: Informer | undefined;
 
 beforeAll(async () => {
   env = await startTestEnv();
   client = new HttpClient(env.kubeConfig);
-  proxy = new FaultProxy(Number(new URL(env.server).port));
-  await proxy.listen();
-  httpProxy = new HttpFaultProxy(env.kubeConfig);
-  await httpProxy.listen();
 }, 90_000);
-afterEach(async () => {
-  await informer?.stop();
-  informer = undefined;
-  proxy.cutAfter(undefined);
-  proxy.heal();
-  proxy.reset();
-  httpProxy.endWatches(undefined);
-});
 afterAll(async () => {
-  await httpProxy?.close();
-  await proxy?.close();
   await env?.stop();
 }, 30_000);
 
-/** An informer of the ConfigMaps of `ns`, through `through` (the TCP proxy), with the runtime's defaults. */
+/** A TCP fault proxy in front of the API server, closed when the test finishes. */
+async function tcpProxy({ onTestFinished }: TestContext): Promise<FaultProxy> {
+  const proxy = new FaultProxy(Number(new URL(env.server).port));
+  await proxy.listen();
+  onTestFinished(() => proxy.close());
+  return proxy;
+}
+
+/** An HTTP fault proxy in front of the API server, closed when the test finishes. */
+async function httpFaultProxy({ onTestFinished }: TestContext): Promise<HttpFaultProxy> {
+  const proxy = new HttpFaultProxy(env.kubeConfig);
+  await proxy.listen();
+  onTestFinished(() => proxy.close());
+  return proxy;
+}
+
+/**
+ * An informer of the ConfigMaps of `ns`, through `through` (a proxy's kubeconfig), with the runtime's
+ * defaults; stopped when the test finishes (before its proxy closes).
+ */
 async function startInformer(
+  { onTestFinished }: TestContext,
   ns: string,
-  through = proxy.kubeConfig(env.kubeConfig),
+  through: KubeConfig,
 ): Promise<{ informer: Informer; added: string[]; lines: Record<string, unknown>[] }> {
   const { logger, lines } = memoryLogger();
   const made = reflectorInformerFactory(
@@ -59,7 +65,7 @@ async function startInformer(
   )(ConfigMapKind, {
     namespace: ns,
   });
-  informer = made;
+  onTestFinished(() => made.stop());
   const added: string[] = [];
   made.on('add', (object) => added.push(object.metadata?.name ?? ''));
   await made.start();
@@ -72,10 +78,12 @@ const configMap = (ns: string, name: string) => ({
   metadata: { name, namespace: ns },
 });
 
-describe('a watch closed as soon as it opens', () => {
-  it('is reopened with a growing backoff, not in a loop', async () => {
+describe.concurrent('a watch closed as soon as it opens', () => {
+  it('is reopened with a growing backoff, not in a loop', async (context) => {
+    const { expect } = context;
     const ns = await createNamespace(env, 'short');
-    const { added, lines } = await startInformer(ns);
+    const proxy = await tcpProxy(context);
+    const { added, lines } = await startInformer(context, ns, proxy.kubeConfig(env.kubeConfig));
     proxy.reset(); // the synced informer's watch ends; from now on every connection lives 30 ms
     proxy.cutAfter(30);
     const before = proxy.connections;
@@ -101,13 +109,15 @@ function busiestWindow(requests: readonly ProxiedRequest[], windowMs: number): n
   );
 }
 
-describe('a watch the API server answers with an immediate, clean end', () => {
+describe.concurrent('a watch the API server answers with an immediate, clean end', () => {
   // The watch that follows the clean end comes at once and is the first ended at once ("very short");
   // then client-go's backoff (0.8 s doubling, each delay up to twice that at random) restarts it at 0.8,
   // 2.4, 5.6 and 12 s at the soonest: 4 requests in the busiest 10 s. Before, 100 ms doubling made 8.
-  it('is listed and watched again at most 5 times in the busiest 10 s, as by client-go', async () => {
+  it('is listed and watched again at most 5 times in the busiest 10 s, as by client-go', async (context) => {
+    const { expect } = context;
     const ns = await createNamespace(env, 'ended');
-    const { added, lines } = await startInformer(ns, httpProxy.kubeConfig());
+    const httpProxy = await httpFaultProxy(context);
+    const { added, lines } = await startInformer(context, ns, httpProxy.kubeConfig());
     const path = `/api/v1/namespaces/${ns}/configmaps`;
     const faultAt = performance.now();
     httpProxy.endWatches(path); // the open watch ends (cleanly), and every one after it at once
@@ -129,10 +139,12 @@ describe('a watch the API server answers with an immediate, clean end', () => {
   }, 120_000);
 });
 
-describe('a watch whose connection goes silent', () => {
-  it('is given up and reopened within 60 s, with the default timeouts', async () => {
+describe.concurrent('a watch whose connection goes silent', () => {
+  it('is given up and reopened within 60 s, with the default timeouts', async (context) => {
+    const { expect } = context;
     const ns = await createNamespace(env, 'silent');
-    const { added } = await startInformer(ns);
+    const proxy = await tcpProxy(context);
+    const { added } = await startInformer(context, ns, proxy.kubeConfig(env.kubeConfig));
     // The partition: the open watch carries nothing more, and is not closed.
     proxy.blackhole();
     const silent = performance.now();
