@@ -25,9 +25,10 @@
  * work (load average about 5), two threads cost 25 to 55% more CPU time (the worker's own start and
  * TypeScript, the runtime's declarations parsed again, code that runs cold in its isolate) and were not
  * faster: 1.53 s against 1.09 at 50 small kinds, 2.40 against 1.88 at 200, 2.34 against 2.45 at 200
- * realistic ones. By thread CPU times, an idle machine should see 5 to 35% less wall time from 50 to 200
- * kinds (docs/benchmarks.md); the default waits for that measurement. A worker that fails or throws costs
- * a run on one thread, which reports the error itself if there is one.
+ * realistic ones. Measured again after the one-thread work of branch genspeed (docs/benchmarks.md,
+ * "Results"): 24 to 60% more CPU time and about 57 MiB more peak RSS, for about 3% less wall time on an
+ * idle machine (1.46 s against 1.50 at 200 small kinds) and more on a busy one; so it stays opt-in. A
+ * worker that fails or throws costs a run on one thread, which reports the error itself if there is one.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

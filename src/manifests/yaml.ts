@@ -138,7 +138,8 @@ const isMap = (value: unknown): value is Record<string, unknown> =>
 function sortedKeys(map: Record<string, unknown>): string[] {
   const keys: string[] = [];
   for (const key of Object.keys(map)) if (map[key] !== undefined) keys.push(key);
-  return keys.sort(compareKeys);
+  // sort()'s own order (UTF-16 code units) is compareKeys', without a call per comparison.
+  return keys.sort();
 }
 
 /**
@@ -155,7 +156,7 @@ function writeMap(
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
     const head = `${i === 0 ? lead : indent}${keyScalar(key)}:`;
-    writeValue(lines, map[key], head, indent, `${indent}  `);
+    writeValue(lines, map[key], head, false, indent, `${indent}  `);
   }
 }
 
@@ -165,23 +166,23 @@ function writeSeq(lines: FoldedLines, seq: readonly unknown[], indent: string, l
     const item = seq[i];
     if (item === undefined) throw OUTSIDE_SUBSET;
     const head = `${i === 0 ? lead : indent}-`;
-    writeValue(lines, item, head, `${indent}  `, `${indent}  `);
+    writeValue(lines, item, head, true, `${indent}  `, `${indent}  `);
   }
 }
 
 /**
- * A value after `head` (`key:` or `-`): a scalar on the same line, a block scalar's header there and its
- * lines at `nested`, a non-empty mapping on the next lines at `nested` (or after the dash, for an item), a
- * non-empty sequence at `seqIndent` (not indented under a key).
+ * A value after `head` (`key:` or, for an `item`, `-`): a scalar on the same line, a block scalar's header
+ * there and its lines at `nested`, a non-empty mapping on the next lines at `nested` (or after the dash,
+ * for an item), a non-empty sequence at `seqIndent` (not indented under a key).
  */
 function writeValue(
   lines: FoldedLines,
   value: unknown,
   head: string,
+  item: boolean,
   seqIndent: string,
   nested: string,
 ): void {
-  const item = head.endsWith('-');
   if (Array.isArray(value)) {
     if (value.length === 0) lines.push(`${head} []`);
     else if (item) writeSeq(lines, value, nested, `${head} `);
@@ -250,10 +251,12 @@ const flowStrings = new Map<string, string>();
 
 /** A one-line string, plain or quoted as `toYamlWithDocument` writes it. */
 function flowString(s: string): string {
+  // A longer string (a description) is not kept, nor looked for: the lookup would hash all of it.
+  if (s.length > 256) return styleFlowString(s);
   let text = flowStrings.get(s);
   if (text === undefined) {
     text = styleFlowString(s);
-    if (s.length <= 256) flowStrings.set(s, text);
+    flowStrings.set(s, text);
   }
   return text;
 }
@@ -346,23 +349,28 @@ export function toYamlWithDocument(value: unknown): string {
  * line is in a block while it is blank or deeper than the line that opened the block.
  */
 class FoldedLines {
-  private readonly lines: string[] = [];
+  /** The lines so far, joined with newlines: appended to one string, without an array of them. */
+  private out: string | undefined;
   private blockIndent = -1;
 
   push(line: string): void {
     if (this.blockIndent >= 0) {
       if (line.trim() === '' || indentOf(line) > this.blockIndent) {
-        this.lines.push(line);
+        this.append(line);
         return;
       }
     }
     this.blockIndent = mayEndBlockHeader(line) && BLOCK_HEADER_END.test(line) ? indentOf(line) : -1;
-    this.lines.push(line.length > BEST_WIDTH ? foldLine(line) : line);
+    this.append(line.length > BEST_WIDTH ? foldLine(line) : line);
+  }
+
+  private append(line: string): void {
+    this.out = this.out === undefined ? line : `${this.out}\n${line}`;
   }
 
   /** The lines joined with newlines (the last `push` is usually '', giving the final newline). */
   text(): string {
-    return this.lines.join('\n');
+    return this.out ?? '';
   }
 }
 
@@ -384,7 +392,6 @@ function canBePlain(s: string): boolean {
 }
 
 const BEST_WIDTH = 80;
-const LINE_START = /^( *)((?:- )*)/;
 
 /**
  * Folds a long plain or single-quoted scalar as go-yaml's emitter does: at the first single space after
@@ -394,8 +401,13 @@ const LINE_START = /^( *)((?:- )*)/;
  */
 function foldLine(line: string): string {
   if (line.length <= BEST_WIDTH || line.endsWith(':')) return line;
-  const [, indent = '', dashes = ''] = LINE_START.exec(line)!;
-  const rest = line.slice(indent.length + dashes.length);
+  // The indentation, then any `- ` of sequence items (what /^( *)((?:- )*)/ matches).
+  let at = 0;
+  while (line.charCodeAt(at) === SPACE) at++;
+  const indent = line.slice(0, at);
+  while (line.charCodeAt(at) === DASH && line.charCodeAt(at + 1) === SPACE) at += 2;
+  const dashes = line.slice(indent.length, at);
+  const rest = line.slice(at);
   if (/^[?:](?: |$)/.test(rest)) return line;
   const keyEnd = implicitKeyEnd(rest);
   const key = keyEnd === undefined ? '' : rest.slice(0, keyEnd + 2);
@@ -409,26 +421,28 @@ function foldLine(line: string): string {
       (key === '' && dashes !== '' ? 2 : 0),
   );
   const head = indent + dashes + key;
+  // A space is folded when its column is past BEST_WIDTH, and neither neighbour is a space or a tab: the
+  // newline and the continuation's indentation replace it. Between two folds the text is copied whole.
   let out = head;
-  let column = head.length;
-  for (let i = 0; i < value.length; i++) {
-    const ch = value[i] ?? '';
-    const foldable =
-      ch === ' ' &&
-      i > 0 &&
-      i + 1 < value.length &&
-      !/[ \t]/.test(value[i - 1]!) &&
-      !/[ \t]/.test(value[i + 1]!);
-    if (foldable && column > BEST_WIDTH) {
-      out += `\n${continuation}`;
-      column = continuation.length;
-    } else {
-      out += ch;
-      column++;
+  let start = 0; // where the text not yet copied starts
+  let startColumn = head.length; // and its column
+  for (let i = value.indexOf(' ', 1); i >= 0 && i + 1 < value.length; i = value.indexOf(' ', i + 1)) {
+    if (
+      startColumn + (i - start) > BEST_WIDTH &&
+      !isBlank(value.charCodeAt(i - 1)) &&
+      !isBlank(value.charCodeAt(i + 1))
+    ) {
+      out += `${value.slice(start, i)}\n${continuation}`;
+      start = i + 1;
+      startColumn = continuation.length;
     }
   }
-  return out;
+  return out + value.slice(start);
 }
+
+const SPACE = 0x20;
+const DASH = 0x2d;
+const isBlank = (code: number): boolean => code === SPACE || code === 0x09;
 
 /**
  * Where the implicit key that `rest` (a line after its indentation and dashes) starts with ends, before

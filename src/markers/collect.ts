@@ -209,13 +209,15 @@ export function collectFileMarkers(sf: ts.SourceFile, registry: MarkerRegistry, 
 
   for (const { node, target, ranges } of marked) {
     const markers = result.byNode.get(node)!;
+    let subject: string | undefined | null = null; // once per declaration, when a marker line is its own
     for (const range of ranges) {
       for (const line of markerLinesOf(text, range)) {
         // A file-level marker (rbac, groupName) may stand above a declaration too.
         if (registry.lookup(line.text, target) === undefined && registry.lookup(line.text, 'package'))
           continue;
         attached.add(line.pos);
-        parseInto(line, target, markers, subjectOf(node));
+        if (subject === null) subject = subjectOf(node);
+        parseInto(line, target, markers, subject);
       }
     }
   }

@@ -15,12 +15,15 @@ afterAll(async () => {
   for (const dir of dirs) await rm(dir, { recursive: true, force: true });
 });
 
-/** A project whose Widget kind has `fields` properties, each with a description of `descBytes` bytes. */
-async function project(fields: number, descBytes: number): Promise<string> {
+/**
+ * A project whose Widget kind has `fields` properties, each with a description of `descBytes` bytes, made
+ * of `word` and spaces.
+ */
+async function project(fields: number, descBytes: number, word = 'word'): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'kubesmith-crd-size-'));
   dirs.push(dir);
   await symlink(path.join(repo, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
-  const description = 'word '.repeat(Math.ceil(descBytes / 5)).trim();
+  const description = `${word} `.repeat(Math.ceil(descBytes / (word.length + 1))).trim();
   const properties = Array.from(
     { length: fields },
     (_, i) => `  /** ${description} */\n  field${i}?: string;`,
@@ -83,6 +86,15 @@ describe('a CRD too large', () => {
     ]);
     const cut = await generateManifests({ root: dir, version: 'test', maxDescLen: 0 });
     expect(cut.diagnostics).toEqual([]);
+  }, 60_000);
+
+  it('for etcd is measured as JSON, where `\\` and `"` take two bytes: a CRD under the limit as YAML can be over it', async () => {
+    // About 1 MB of YAML (1.2 with the folded lines' indentation), 1.9 MB of JSON.
+    const dir = await project(25, 40_000, '\\"\\"\\"\\"');
+    const { files, diagnostics } = await generateManifests({ root: dir, version: 'test' });
+    const crd = files.find((f) => f.path.endsWith('_widgets.yaml'));
+    expect(Buffer.byteLength(crd?.content ?? '')).toBeLessThan(1572864);
+    expect(diagnostics).toMatchObject([{ code: 'crd-too-large-for-etcd', severity: 'error' }]);
   }, 60_000);
 
   it('for the annotation of client-side apply is a warning', async () => {
