@@ -7,7 +7,7 @@
  *   (40 bytes; objects made in the same second have the same), its own long label and annotation values,
  *   owner references, finalizers, and a full object its own `apiVersion` when it came from a watch;
  * - a metadata object with part of its properties out of line (a PropertyArray of 40 bytes): the one
- *   `{ managedFields, ...rest }` makes has room in itself for four properties only.
+ *   `{ managedFields, ...rest }` makes has room in itself for four properties only;
  * - the same apiVersion and kind in a `{ apiVersion, kind, metadata }` wrapper of 48 bytes per object,
  *   and a labels object per object although the objects of one owner (the pods of a ReplicaSet) have
  *   the same labels.
@@ -20,7 +20,10 @@ import { deepCopy } from './deepcopy.js';
 
 /** Strings longer than this are kept as they are: a long value is seldom repeated, and hashing it costs. */
 export const INTERN_MAX_LENGTH = 128;
-/** The table starts over when it holds this many strings: its own memory stays below about 1 MiB. */
+/**
+ * The table starts over when it holds this many strings: at most about 1.4 MiB (its entries, and the
+ * strings it alone keeps once their objects are gone, 8,192 of 128 characters at worst).
+ */
 export const INTERN_MAX_ENTRIES = 8_192;
 
 /**
@@ -157,16 +160,18 @@ export const IDENTITY_STORE: ObjectStore = {
 };
 
 /** Labels of more than this many characters (as JSON) are kept as they are. */
-const LABEL_SET_MAX_LENGTH = 1_024;
+const LABEL_SET_MAX_LENGTH = 512;
+/** The table of label sets starts over at this many: its keys take at most about 1.1 MiB. */
+export const LABEL_SETS_MAX_ENTRIES = 2_048;
 
 /**
  * One labels object per distinct set of labels (keys in the same order: the API server writes them
- * sorted), bounded as StringInterner: at `maxEntries` sets the table is emptied.
+ * sorted), bounded: at `maxEntries` sets the table is emptied and fills again.
  */
 export class LabelSets {
   private readonly table = new Map<string, Record<string, string>>();
 
-  constructor(private readonly maxEntries = INTERN_MAX_ENTRIES) {}
+  constructor(private readonly maxEntries = LABEL_SETS_MAX_ENTRIES) {}
 
   share(labels: Record<string, string>): Record<string, string> {
     const key = JSON.stringify(labels);
