@@ -321,6 +321,9 @@ export class Manager implements ControllerHost {
     this.state = 'stopping';
     process.off('SIGTERM', this.signalHandler);
     process.off('SIGINT', this.signalHandler);
+    // The webhook server drains while the controllers stop: it still answers (this replica's endpoint
+    // takes a moment to leave the Service), asking its clients to close their connections after each answer.
+    this.webhookServer.drain();
     const timeout = this.config.gracefulShutdownTimeoutMs;
     await Promise.all(this.controllers.map((controller) => controller.stop(timeout)));
     // After the controllers: no other replica may start reconciling while ours still run.

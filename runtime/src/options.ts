@@ -146,6 +146,8 @@ export function webhookServerConfig(options: WebhookServerOptions = {}): Webhook
     headersTimeoutMs: options.headersTimeoutMs ?? 10_000,
     readTimeoutMs: options.readTimeoutMs ?? 30_000,
     keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? 30_000,
+    // A stopping pod's endpoint leaves the Service within about a second where kube-proxy syncs every second.
+    shutdownDelayMs: options.shutdownDelayMs ?? 5_000,
     maxConnections: options.maxConnections ?? 256,
     maxConcurrentRequests: options.maxConcurrentRequests ?? 64,
     // Three reviews at the 7 MiB cap, within the generated manager's 96 MiB heap.

@@ -76,6 +76,7 @@ describe('withDefaults', () => {
         headersTimeoutMs: 10_000,
         readTimeoutMs: 30_000,
         keepAliveTimeoutMs: 30_000,
+        shutdownDelayMs: 5_000,
         maxConnections: 256,
         maxConcurrentRequests: 64,
         maxInFlightBytes: 24 * 1024 * 1024,

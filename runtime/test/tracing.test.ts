@@ -333,7 +333,7 @@ describe('tracing: webhook requests', () => {
     const dir = tempDir();
     const certs = makeCertificates(dir);
     const server = new WebhookServer(
-      webhookServerConfig({ host: '127.0.0.1', port: 0, certDir: dir, logger, tracing }),
+      webhookServerConfig({ host: '127.0.0.1', port: 0, certDir: dir, logger, tracing, shutdownDelayMs: 0 }),
     );
     server.register(
       VALIDATE,

@@ -123,8 +123,10 @@ export async function runProject(options: RunOptions): Promise<number> {
     ];
     const managerEnv = {
       // Without --webhooks nothing serves them: the manager is told to leave them out (the generated
-      // main.ts reads ENABLE_WEBHOOKS, kubebuilder's), unless the environment says otherwise.
-      ...(serving ? {} : { ENABLE_WEBHOOKS: 'false' }),
+      // main.ts reads ENABLE_WEBHOOKS, kubebuilder's), unless the environment says otherwise. With them, no
+      // drain when it stops: the API server calls this port alone, and the restarted manager needs it at
+      // once (a project scaffolded before WEBHOOK_SHUTDOWN_DELAY_MS ignores it).
+      ...(serving ? { WEBHOOK_SHUTDOWN_DELAY_MS: '0' } : { ENABLE_WEBHOOKS: 'false' }),
       ...options.env,
       ...(options.namespace ? { WATCH_NAMESPACE: options.namespace } : {}),
     };

@@ -84,4 +84,19 @@ describe('the generated manager', () => {
     expect(main).toContain('port: settings.webhookPort,');
     expect(main).toContain('...(settings.webhookCertPath ? { certDir: settings.webhookCertPath } : {}),');
   });
+
+  it('drains its webhook server on stop for WEBHOOK_SHUTDOWN_DELAY_MS (kubesmith run sets 0), else the runtime default', async () => {
+    const { parseSettings } = (await import(path.join(dir, 'src/settings.ts'))) as {
+      parseSettings(argv: string[], env: Record<string, string>): { webhookShutdownDelayMs?: number };
+    };
+    expect(parseSettings([], {}).webhookShutdownDelayMs).toBeUndefined();
+    expect(parseSettings([], { WEBHOOK_SHUTDOWN_DELAY_MS: '0' }).webhookShutdownDelayMs).toBe(0);
+    expect(parseSettings([], { WEBHOOK_SHUTDOWN_DELAY_MS: '15000' }).webhookShutdownDelayMs).toBe(15_000);
+    expect(() => parseSettings([], { WEBHOOK_SHUTDOWN_DELAY_MS: '5s' })).toThrow(
+      'WEBHOOK_SHUTDOWN_DELAY_MS must be a number of milliseconds, not "5s"',
+    );
+    expect(await read(dir, 'src/main.ts')).toMatch(
+      /\.\.\.\(settings\.webhookShutdownDelayMs !== undefined\s+\? \{ shutdownDelayMs: settings\.webhookShutdownDelayMs \}/,
+    );
+  });
 });

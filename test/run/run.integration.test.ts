@@ -136,13 +136,16 @@ async function createGuestbook(name = `gb-${++created}`): Promise<Obj | Error> {
   }
 }
 
-/** Creates Guestbooks until one is admitted through the defaulting webhook (it carries its label). */
-async function firstDefaulted(timeout = 60_000): Promise<Obj> {
+/**
+ * Creates Guestbooks until one is admitted through the defaulting webhook (it carries its label, `by`
+ * unless the webhook was edited).
+ */
+async function firstDefaulted(timeout = 60_000, by = 'kubesmith-run'): Promise<Obj> {
   const deadline = Date.now() + timeout;
   for (;;) {
     const result = await createGuestbook();
     if (!(result instanceof Error)) {
-      if (result.metadata?.labels?.['defaulted-by'] === 'kubesmith-run') return result;
+      if (result.metadata?.labels?.['defaulted-by'] === by) return result;
       await client.delete(guestbooks('v1'), result.metadata!.name!, 'default');
     }
     if (Date.now() > deadline)
@@ -232,7 +235,7 @@ describe('kubesmith run --webhooks on a real API server', () => {
     await run.waitFor(/context envtest, server https:\/\/127\.0\.0\.1:\d+/);
     const defaulted = await firstDefaulted();
     const admittedMs = Math.round(performance.now() - started);
-    console.log(`run --webhooks --install-crds to the first admitted request: ${admittedMs} ms`);
+    console.log(`figure: run --webhooks --install-crds to the first admitted request: ${admittedMs} ms`);
 
     const refused = await createGuestbook(`gb-${'a'.repeat(70)}`);
     expect(refused).toBeInstanceOf(Error);
@@ -294,29 +297,34 @@ describe('kubesmith run --webhooks on a real API server', () => {
     const [, firstPid] = await run.waitFor(/manager running \(pid (\d+)\)/);
     await firstDefaulted();
 
+    // The defaulting webhook edited: the restarted manager answers with the edited code.
+    const webhook = 'src/api/webapp/v1/guestbook.webhook.ts';
     const edited = performance.now();
-    edit(
-      'src/main.ts',
-      "mgr.logger.info('starting manager');",
-      "mgr.logger.info('starting manager, edited');",
+    edit(webhook, "= 'kubesmith-run';", "= 'kubesmith-run-edited';");
+    const [, rebuildMs, stopStartMs, restartedPid] = await run.waitFor(
+      /rebuilt in (\d+) ms, manager restarted in (\d+) ms \(pid (\d+)\)/,
     );
-    const [, restartedPid] = await run.waitFor(/manager restarted in \d+ ms \(pid (\d+)\)/);
-    console.log(
-      `run --watch --webhooks, edit to restarted manager: ${Math.round(performance.now() - edited)} ms`,
-    );
+    const restartedMs = Math.round(performance.now() - edited);
     expect(restartedPid).not.toBe(firstPid);
-    await run.waitFor(/starting manager, edited/);
-    await firstDefaulted();
+    await firstDefaulted(60_000, 'kubesmith-run-edited');
+    console.log(
+      `figure: run --watch --webhooks, edit to restarted manager: ${restartedMs} ms (rebuild ${rebuildMs} ms, ` +
+        `stop and start ${stopStartMs} ms); to the first request admitted by the edited webhook: ` +
+        `${Math.round(performance.now() - edited)} ms`,
+    );
+    // The old manager's stop did not wait for a drain: kubesmith run sets WEBHOOK_SHUTDOWN_DELAY_MS=0.
+    expect(run.output).toMatch(/Draining webhook server.*shutdownDelayMs\W+0\b/);
 
-    edit('src/main.ts', "mgr.logger.info('starting manager, edited');", "const broken: number = 'text';");
+    edit('src/main.ts', "mgr.logger.info('starting manager');", "const broken: number = 'text';");
     await run.waitFor(/error TS2322/);
     await run.waitFor(/the manager keeps running the previous build/);
     expect(isAlive(Number(restartedPid))).toBe(true);
-    await firstDefaulted();
+    await firstDefaulted(60_000, 'kubesmith-run-edited');
 
     expect(await run.interrupt()).toBe(0);
     await expectPutBack();
     edit('src/main.ts', "const broken: number = 'text';", "mgr.logger.info('starting manager');");
+    edit(webhook, "= 'kubesmith-run-edited';", "= 'kubesmith-run';");
   }, 240_000);
 });
 
@@ -380,6 +388,7 @@ describe('kubesmith run refuses, with one line and nothing changed', () => {
     const result = await runIn(plain, { KUBECONFIG: env.kubeconfigPath }, '--webhooks');
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^error: --webhooks: the project has no webhooks .*\nhint: /);
+    expect(await getOrUndefined(mutatingKind, MUTATING)).toBeUndefined();
   });
 
   it('a build error, before the cluster is changed; and a planted state file changes nothing either', async () => {

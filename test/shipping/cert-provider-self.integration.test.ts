@@ -6,9 +6,10 @@
  * pods run nothing. The installed webhook configurations and the conversion CRD are pointed at
  * `https://127.0.0.1:<proxy>` (a local TCP proxy, both replicas behind it: the apiserver cannot reach the
  * Service), keeping their paths. Checked: the webhooks answer through the apiserver once the leader has set
- * the caBundles; a rotation forced by a short validity, and one whose leader stops midway, with requests
- * sent continuously and none failing. The names the replicas use are read from the generated
- * src/webhook-certificates.ts.
+ * the caBundles; a rotation forced by a short validity, and one during which the leader's manager stops (as
+ * SIGTERM stops it), with requests sent continuously and none failing. The apiserver speaks HTTP/1.1 to
+ * the replicas (they offer no HTTP/2, the default), on connections it keeps alive. The names the replicas
+ * use are read from the generated src/webhook-certificates.ts.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -250,18 +251,12 @@ describe.skipIf(binaries === undefined)('--cert-provider self, installed from di
   }
 
   /**
-   * The leader stops mid-rotation: its provider stops and it gives its Lease up, as a stopping manager
-   * does; the proxy sends no new connection to it (a terminating pod's endpoint is gone), while its
-   * webhook server drains the connections the apiserver holds to it. Its manager stops after the load.
-   * (Closing the server at once would race the apiserver reusing an idle kept-alive connection: an EOF,
-   * which the apiserver does not retry; that is the server's shutdown, not the certificate.)
+   * The leader stops mid-rotation as SIGTERM stops it (the manager's stop(): its provider stops, it gives its
+   * Lease up, its webhook server drains for its default shutdownDelayMs). The proxy sends no new connection
+   * to it from then on (a terminating pod's endpoint is gone), while the apiserver still sends on the
+   * connections it keeps alive to it: the drain answers them with `Connection: close`, and closes only those
+   * left idle at its end.
    */
-  async function stopLeading(replica: Replica): Promise<void> {
-    replica.stopped = true;
-    replica.certificates.stop();
-    await replica.mgr.leaderElector!.stop();
-  }
-
   const isLeader = (replica: Replica) => !replica.stopped && replica.mgr.leaderElector?.isLeader === true;
   const decode = (value: string | undefined) => Buffer.from(value ?? '', 'base64').toString('utf8');
   const secretData = async () => (await admin.get(SecretKind, names.secretName, NAMESPACE)).data ?? {};
@@ -374,9 +369,10 @@ describe.skipIf(binaries === undefined)('--cert-provider self, installed from di
       await eventually(async () => 'next-ca.crt' in (await secretData()), 30_000);
       const started = Date.now();
       const sentBefore = sent;
-      // The leader stops while the rotation runs (its graceful stop gives the Lease up at once); the
-      // rotation is timed to the Secret's last step, not to the end of that stop.
-      const stopping = stopLeader ? stopLeading(leader) : Promise.resolve();
+      // The leader's manager stops while the rotation runs (its graceful stop gives the Lease up at once,
+      // then drains its webhook server); the rotation is timed to the Secret's last step, not to the end of
+      // that stop.
+      const stopping = stopLeader ? stopReplica(leader) : Promise.resolve();
       await eventually(async () => {
         const data = await secretData();
         return !('next-ca.crt' in data) && !('previous-ca.crt' in data) && decode(data['ca.crt']) !== before;
@@ -403,8 +399,8 @@ describe.skipIf(binaries === undefined)('--cert-provider self, installed from di
     sending = false;
     await load;
     console.log(
-      `--cert-provider self in cluster mode: webhooks answered ${firstAnswer} ms after the replicas started; ` +
-        `rotation ${first.ms} ms (${first.rounds} rounds), with a leader change ${second.ms} ms ` +
+      `figure: --cert-provider self in cluster mode: webhooks answered ${firstAnswer} ms after the replicas started; ` +
+        `rotation ${first.ms} ms (${first.rounds} rounds), with the leader's manager stopped ${second.ms} ms ` +
         `(${second.rounds} rounds); ${sent} rounds of 3 admission/conversion requests, ${failures.length} failed ` +
         JSON.stringify(failures),
     );

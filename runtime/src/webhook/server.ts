@@ -68,6 +68,16 @@ export interface WebhookServerOptions {
   /** How long an idle kept-alive connection stays open. Default: 30 000 ms. */
   keepAliveTimeoutMs?: number;
   /**
+   * How long stop() keeps listening and answering before it closes: the drain. A stopping pod's endpoint
+   * takes a moment to leave the Service (kube-proxy syncs about every second; GKE's every 10 s: raise this
+   * to 15 000 there), and the apiserver keeps sending on the connections it holds; during the drain every
+   * HTTP/1.1 answer carries `Connection: close` and every HTTP/2 connection gets a graceful GOAWAY, so each
+   * connection is closed by its client after an answer rather than by the server under a request. Only the
+   * connections still idle at the end are closed. kube-apiserver's `--shutdown-delay-duration`, the delay
+   * controller-runtime#2601 proposes. `0` closes at once (a local run, tests). Default: 5 000 ms.
+   */
+  shutdownDelayMs?: number;
+  /**
    * Connections open at once. A connection over the cap closes the oldest one that has sent no request
    * yet (silent, or still in its TLS handshake), else the one idle the longest; only when every connection
    * is busy with a request is the new one refused. Default: 256.
@@ -146,7 +156,10 @@ export class WebhookServer {
   private readonly http1 = new Map<Socket, number>();
   private certs: CertWatcher | undefined;
   private readonly inFlight = new Map<string, number>();
-  private state: 'new' | 'running' | 'stopped' = 'new';
+  /** `draining`: stop() or drain() was called; still listening and answering (shutdownDelayMs). */
+  private state: 'new' | 'running' | 'draining' | 'stopped' = 'new';
+  private drainStarted = 0;
+  private stopping: Promise<void> | undefined;
   /** Where the server listens, once started. */
   address: AddressInfo | undefined;
 
@@ -181,8 +194,9 @@ export class WebhookServer {
     return [...this.webhooks.keys()];
   }
 
+  /** Listening: started, and not yet stopped (still so while it drains). */
   get started(): boolean {
-    return this.state === 'running';
+    return this.state === 'running' || this.state === 'draining';
   }
 
   /**
@@ -312,16 +326,52 @@ export class WebhookServer {
     });
   }
 
-  /** Stops listening, lets in-flight requests finish (each is bounded by requestTimeoutMs), then closes. */
-  async stop(): Promise<void> {
-    if (this.state !== 'running') {
+  /**
+   * Starts the drain (shutdownDelayMs) without waiting for it: the server keeps listening and answering,
+   * but asks every client to move on. HTTP/1.1 answers carry `Connection: close`; HTTP/2 connections get a
+   * graceful GOAWAY now (its last stream id tells the client which requests were processed: Go's client
+   * sends the others again, on a new connection). A connection opened during the drain is served until its
+   * end, then gets its GOAWAY: closing each after one stream would refuse the streams a client multiplexes
+   * on it, and Go's transport backs off a second and more between such retries. The manager calls drain()
+   * as its shutdown begins, so that the drain runs while its controllers stop; stop() starts it if nobody
+   * has.
+   */
+  drain(): void {
+    if (this.state !== 'running') return;
+    this.state = 'draining';
+    this.drainStarted = performance.now();
+    this.logger.info('Draining webhook server', { shutdownDelayMs: this.options.shutdownDelayMs });
+    for (const session of this.sessions) session.close();
+  }
+
+  /**
+   * Drains (above) for shutdownDelayMs since the drain began, then stops listening, closes the connections
+   * left idle and lets in-flight requests finish (each is bounded by requestTimeoutMs), then closes.
+   *
+   * Why not close idle connections at once, as Go's Server.Shutdown and Node's server.close() do: an HTTP/1.1
+   * client may be writing a request on a kept-alive connection as the server closes it. It then reads EOF,
+   * and Go's transport (the apiserver's) does not send a POST again once written (net/http's
+   * shouldRetryRequest: only requests that are replayable, which a POST is not): the user's `kubectl apply`
+   * fails. Answers with `Connection: close` end those connections cleanly while the client is using them.
+   */
+  stop(): Promise<void> {
+    this.stopping ??= this.shutDown();
+    return this.stopping;
+  }
+
+  private async shutDown(): Promise<void> {
+    if (this.state === 'new') {
       this.state = 'stopped';
       return;
     }
+    this.drain();
+    const left = this.options.shutdownDelayMs - (performance.now() - this.drainStarted);
+    if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
     this.state = 'stopped';
     this.certs?.stop();
     const server = this.server as https.Server | http2.Http2SecureServer;
     const { https } = await loadHttp();
+    // Node's server.close() closes the idle HTTP/1.1 connections too: only those no request used in the drain.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     let force: NodeJS.Timeout;
     if (server instanceof https.Server) {
@@ -341,11 +391,18 @@ export class WebhookServer {
     this.logger.info('Stopped webhook server');
   }
 
+  /** `Connection: close` for an HTTP/1.1 answer during the drain: its client closes the connection after it. */
+  private closing(res: http.ServerResponse): Record<string, string> {
+    return this.state !== 'running' && res.req?.httpVersionMajor === 1 ? { Connection: 'close' } : {};
+  }
+
   private async serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0] as string;
     const webhook = this.webhooks.get(path);
     if (!webhook) {
-      res.writeHead(404, { 'Content-Type': 'text/plain' }).end(`no webhook at ${path}\n`);
+      res
+        .writeHead(404, { 'Content-Type': 'text/plain', ...this.closing(res) })
+        .end(`no webhook at ${path}\n`);
       return;
     }
     if (this.serving >= this.options.maxConcurrentRequests) {
@@ -381,7 +438,7 @@ export class WebhookServer {
     } catch (error) {
       // Only a bug of the server gets here; answer anyway rather than leave the caller hanging.
       this.logger.error('webhook request failed', { webhook: path, code: 500, error });
-      if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain' });
+      if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain', ...this.closing(res) });
       if (!res.writableEnded) res.end('internal error\n');
     } finally {
       this.serving--;
@@ -527,7 +584,7 @@ export class WebhookServer {
   ): number {
     if (res.writableEnded || res.destroyed) return status;
     res
-      .writeHead(status, { 'Content-Type': 'application/json', ...headers })
+      .writeHead(status, { 'Content-Type': 'application/json', ...this.closing(res), ...headers })
       .end(`${JSON.stringify(body)}\n`);
     return status;
   }

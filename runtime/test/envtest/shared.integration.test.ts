@@ -70,7 +70,7 @@ async function testFile(
     healthProbeBindAddress: '0',
     handleSignals: false,
     logger: createLogger({ level: 'error' }),
-    webhookServer: { host, port, certDir },
+    webhookServer: { host, port, certDir, shutdownDelayMs: 0 }, // uninstalled first: nothing to drain
   });
   mgr.webhookServer.register(
     mutatePath(V1),

@@ -32,7 +32,8 @@ async function serve(options: WebhookServerOptions, delayMs = 0, leafKey: 'ec' |
   const certs = makeCertificates(dir, 'webhook-test', leafKey);
   const { logger, lines } = memoryLogger();
   const server = new WebhookServer(
-    webhookServerConfig({ host: '127.0.0.1', port: 0, certDir: dir, logger, ...options }),
+    // No drain: these tests are not about stop() (drain.test.ts is).
+    webhookServerConfig({ host: '127.0.0.1', port: 0, certDir: dir, logger, shutdownDelayMs: 0, ...options }),
   );
   server.register(
     VALIDATE,
@@ -275,8 +276,8 @@ describe('HTTP/2', () => {
     expect(old).toBe('refused');
   }, 30_000);
 
-  it('stops with HTTP/2 and HTTP/1.1 connections open, without waiting for them to go idle', async () => {
-    const on = await serve({ enableHttp2: true, keepAliveTimeoutMs: 60_000 });
+  it('stops after its drain with HTTP/2 and HTTP/1.1 connections open, without waiting for them to go idle', async () => {
+    const on = await serve({ enableHttp2: true, keepAliveTimeoutMs: 60_000, shutdownDelayMs: 1_000 });
     const session = http2.connect(`https://localhost:${on.port}`, { ca: on.certs.ca, host: '127.0.0.1' });
     session.on('error', () => {});
     cleanup.push(() => void session.destroy());

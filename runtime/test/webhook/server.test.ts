@@ -46,7 +46,8 @@ async function serve(options: WebhookServerOptions = {}, setUp?: (server: Webhoo
   const certs = makeCertificates(dir);
   const { logger, lines } = memoryLogger();
   const server = new WebhookServer(
-    webhookServerConfig({ host: '127.0.0.1', port: 0, certDir: dir, logger, ...options }),
+    // No drain: these tests are not about stop() (drain.test.ts is).
+    webhookServerConfig({ host: '127.0.0.1', port: 0, certDir: dir, logger, shutdownDelayMs: 0, ...options }),
   );
   server.register(
     MUTATE,
