@@ -167,8 +167,8 @@ const pascal = (name: string): string => {
 /**
  * `head type tail` as Prettier lays it out in `width` columns: on one line when it fits; else a union on
  * the next line, or one member a line when it does not fit there either (inside parentheses for an
- * array of a union); a type alias's named type on the next line. Any other type that does not fit stays on one long line, for Prettier to lay out
- * (format.ts).
+ * array of a union); a type alias's named type on the next line. Any other type that does not fit stays
+ * on one long line, for Prettier to lay out (format.ts).
  */
 function laidOut(
   head: string,
@@ -490,9 +490,10 @@ ${constant}`;
       }
     } else if (rest.type === 'string') {
       if (rest.enum && rest.enum.length > 0 && rest.enum.every((v) => typeof v === 'string')) {
-        use.type = rest.enum.map((v) => tsString(v as string)).join(' | ');
-        use.union = rest.enum.length > 1;
-        if (use.union) use.members = rest.enum.map((v) => tsString(v as string));
+        const literals = rest.enum.map((v) => tsString(v as string));
+        use.type = literals.join(' | ');
+        use.union = literals.length > 1;
+        if (use.union) use.members = literals;
         delete rest.enum;
       } else use.type = 'string';
       delete rest.type;
