@@ -61,9 +61,12 @@ const FALSE_AS_ABSENT = [
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
-/** One CRD version as the content of its `<kind>.types.ts` (not yet formatted). */
-export function emitVersion(crd: Crd, version: CrdVersion, header: string): string {
-  return new VersionWriter(crd, version).write(header);
+/**
+ * One CRD version as the content of its `<kind>.types.ts`, laid out as Prettier prints it with a new
+ * project's settings and `printWidth` (format.ts says when Prettier must still run).
+ */
+export function emitVersion(crd: Crd, version: CrdVersion, header: string, printWidth = 110): string {
+  return new VersionWriter(crd, version, printWidth).write(header);
 }
 
 /** The `group-version.ts` of a directory, as `create api` writes it. */
@@ -82,6 +85,12 @@ export const GroupVersion = groupVersion('${group}', '${version}');
 interface Use {
   /** The TypeScript type. */
   type: string;
+  /** Whether the type is a union (`A | B`), which needs parentheses as an array's items. */
+  union: boolean;
+  /** A union Prettier may break one member a line: its members (literals and keywords). */
+  members?: string[];
+  /** An array of such a union: the union's members. */
+  items?: string[];
   /** Markers that may stand on a property or a type. */
   markers: string[];
   /** Markers that stand on properties only (default, example, Schemaless). */
@@ -96,6 +105,28 @@ export function markerString(text: string): string {
 /** What a comment cannot hold: its end, and line separators JavaScript reads as line ends. */
 function commentSafe(text: string): string {
   return text.replaceAll('*/', '*\\/').replaceAll('\u2028', '\\u2028').replaceAll('\u2029', '\\u2029');
+}
+
+/**
+ * A string as a TypeScript string literal, in the quotes Prettier prints it in with `singleQuote`: single
+ * ones unless the text holds more single than double quotes (then JSON's double-quoted form as it is).
+ */
+export function tsString(text: string): string {
+  const json = JSON.stringify(text);
+  let singles = 0;
+  let doubles = 0;
+  for (const char of text) {
+    if (char === "'") singles++;
+    else if (char === '"') doubles++;
+  }
+  if (singles > doubles) return json;
+  // JSON's escapes but for `\"`, which single quotes do not need, and `'`, which they do.
+  const inner = json
+    .slice(1, -1)
+    .replace(/\\(.)|'/gs, (match, escaped: string | undefined) =>
+      escaped === undefined ? "\\'" : escaped === '"' ? '"' : match,
+    );
+  return `'${inner}'`;
 }
 
 function markerJson(value: unknown): string {
@@ -113,10 +144,18 @@ export function descriptionLines(description: string): string[] {
     });
 }
 
+/**
+ * A doc comment as Prettier prints it: on one line when it has one, else one ` * ` line each, without
+ * white space at their ends (Prettier trims a multi-line comment's lines).
+ */
 function docComment(lines: readonly string[], indent = ''): string {
   if (lines.length === 0) return '';
   if (lines.length === 1 && lines[0] !== '') return `${indent}/** ${lines[0]} */\n`;
-  return `${indent}/**\n${lines.map((l) => `${indent} *${l === '' ? '' : ` ${l}`}`).join('\n')}\n${indent} */\n`;
+  const body = lines.map((line) => {
+    const text = line.trimEnd();
+    return `${indent} *${text === '' ? '' : ` ${text}`}`;
+  });
+  return `${indent}/**\n${body.join('\n')}\n${indent} */\n`;
 }
 
 const pascal = (name: string): string => {
@@ -125,7 +164,46 @@ const pascal = (name: string): string => {
   return /^[A-Za-z]/.test(joined) ? joined : `X${joined}`;
 };
 
-const propertyKey = (name: string): string => (IDENTIFIER.test(name) ? name : JSON.stringify(name));
+/**
+ * `head type tail` as Prettier lays it out in `width` columns: on one line when it fits; else a union on
+ * the next line, or one member a line when it does not fit there either (inside parentheses for an
+ * array of a union); a type alias's named type on the next line. Any other type that does not fit stays
+ * on one long line, for Prettier to lay out (format.ts).
+ */
+function laidOut(
+  head: string,
+  use: Pick<Use, 'type' | 'members' | 'items'>,
+  tail: string,
+  indent: string,
+  width: number,
+): string {
+  const line = `${head} ${use.type}${tail}`;
+  if (line.length <= width) return line;
+  const inner = `${indent}  `;
+  const each = (members: readonly string[]) => members.map((m) => `${inner}| ${m}`).join('\n');
+  if (use.members) {
+    const flat = `${inner}${use.members.join(' | ')}${tail}`;
+    return flat.length <= width ? `${head}\n${flat}` : `${head}\n${each(use.members)}${tail}`;
+  }
+  if (use.items) {
+    const flat = `${inner}${use.items.join(' | ')}`;
+    return `${head} (\n${flat.length <= width ? flat : each(use.items)}\n${indent})[]${tail}`;
+  }
+  // A type alias whose name leaves no room: a named type (or an array of it, or it or null) goes to the
+  // next line.
+  const next = `${inner}${use.type}${tail}`;
+  if (head.endsWith(' =') && /^[\w$]+(\[\])*( \| null)?$/.test(use.type) && next.length <= width)
+    return `${head}\n${next}`;
+  return line;
+}
+
+/** An interface as Prettier prints it: `{}` when it has no members. */
+const interfaceDeclaration = (name: string, members: readonly string[]): string =>
+  members.length === 0
+    ? `export interface ${name} {}`
+    : `export interface ${name} {\n${members.join('\n')}\n}`;
+
+const propertyKey = (name: string): string => (IDENTIFIER.test(name) ? name : tsString(name));
 
 function isIntOrStringPair(branches: JSONSchemaProps[] | undefined): boolean {
   return (
@@ -145,6 +223,7 @@ class VersionWriter {
   constructor(
     private readonly crd: Crd,
     private readonly version: CrdVersion,
+    private readonly printWidth: number,
   ) {
     this.names.add(crd.kind);
     this.names.add(`${crd.kind}Kind`);
@@ -206,8 +285,8 @@ export const ${crd.kind}Kind = ${this.groupVersion}.kind<${crd.kind}>('${crd.kin
     // An object without properties is an empty interface, which typescript-eslint's recommended rules
     // (a new project's lint) refuse unless told.
     const empty =
-      /\{\n\n?\}/.test(body) ||
-      this.declarations.some((d) => /^export interface \w+ \{\n\n?\}$/.test(d.body));
+      /^export interface \w+ \{\}$/m.test(body) ||
+      this.declarations.some((d) => /^export interface \w+ \{\}$/.test(d.body));
     const lint = empty ? '/* eslint-disable @typescript-eslint/no-empty-object-type */\n' : '';
     return `${header}// Imported by kubesmith import crd from the CRD ${crd.plural}.${crd.group}: regenerate rather than edit.
 ${lint}${importLine}import { ${this.groupVersion === 'GroupVersion' ? 'GroupVersion' : `GroupVersion as ${this.groupVersion}`} } from './group-version.js';
@@ -301,7 +380,7 @@ ${constant}`;
       if (!(name in properties))
         this.fail('.required', `${JSON.stringify(name)} is required but not a property`);
     }
-    const use = { type: 'object', markers: [] as string[], fieldMarkers: [] as string[] };
+    const use: Use = { type: 'object', union: false, markers: [], fieldMarkers: [] };
     this.keywordMarkers(rest, use, '');
     if (use.fieldMarkers.length > 0) this.fail('', 'a keyword only a property can carry stands on the root');
     const doc = [
@@ -310,7 +389,7 @@ ${constant}`;
       ...rootMarkers,
       ...use.markers,
     ];
-    return `${docComment(doc)}export interface ${crd.kind} {\n${members.join('\n')}\n}\n`;
+    return `${docComment(doc)}${interfaceDeclaration(crd.kind, members)}\n`;
   }
 
   /** A property of an interface: its doc comment, markers and declaration. */
@@ -327,14 +406,19 @@ ${constant}`;
       ...use.markers,
       ...use.fieldMarkers,
     ];
-    return `${docComment(lines, '  ')}  ${propertyKey(name)}${required ? '' : '?'}: ${use.type};`;
+    const head = `  ${propertyKey(name)}${required ? '' : '?'}:`;
+    return `${docComment(lines, '  ')}${laidOut(head, use, ';', '  ', this.printWidth)}`;
   }
 
   /**
    * The type of a node that is not a property (array items, map values): inline when it needs no doc or
    * marker, else a named declaration that carries them (the interface made for it, or an alias).
    */
-  private typePosition(schema: JSONSchemaProps, hint: string, path: string): string {
+  private typePosition(
+    schema: JSONSchemaProps,
+    hint: string,
+    path: string,
+  ): Pick<Use, 'type' | 'union' | 'members'> {
     const use = this.schemaUse(schema, hint, path, true);
     if (use.fieldMarkers.length > 0) {
       this.fail(path, `${use.fieldMarkers.join(', ')} cannot stand on array items or map values`);
@@ -343,15 +427,16 @@ ${constant}`;
       ...(schema.description !== undefined ? descriptionLines(schema.description) : []),
       ...use.markers,
     ];
-    if (doc.length === 0) return use.type;
+    if (doc.length === 0) return use;
     const made = this.declarations.find((d) => d.name === use.type && d.made);
     if (made) {
       made.doc = doc;
-      return use.type;
+      return use;
     }
     const name = this.nameFor(hint);
-    this.declarations.push({ name, doc, body: `export type ${name} = ${use.type};`, made: false });
-    return name;
+    const body = laidOut(`export type ${name} =`, use, ';', '', this.printWidth);
+    this.declarations.push({ name, doc, body, made: false });
+    return { type: name, union: false };
   }
 
   /** An interface for an object's properties, declared after the types of its members. */
@@ -368,7 +453,7 @@ ${constant}`;
     this.declarations.push({
       name,
       doc: [],
-      body: `export interface ${name} {\n${members.join('\n')}\n}`,
+      body: interfaceDeclaration(name, members),
       made: true,
     });
     return name;
@@ -376,7 +461,7 @@ ${constant}`;
 
   /** The type and markers of a node. */
   private schemaUse(schema: JSONSchemaProps, hint: string, path: string, typePosition = false): Use {
-    const use: Use = { type: '', markers: [], fieldMarkers: [] };
+    const use: Use = { type: '', union: false, markers: [], fieldMarkers: [] };
     const rest: JSONSchemaProps = { ...schema };
     delete rest.description;
     // A flag set to false says what its absence says (the API server's defaults): nothing to write.
@@ -405,7 +490,10 @@ ${constant}`;
       }
     } else if (rest.type === 'string') {
       if (rest.enum && rest.enum.length > 0 && rest.enum.every((v) => typeof v === 'string')) {
-        use.type = rest.enum.map((v) => JSON.stringify(v)).join(' | ');
+        const literals = rest.enum.map((v) => tsString(v as string));
+        use.type = literals.join(' | ');
+        use.union = literals.length > 1;
+        if (use.union) use.members = literals;
         delete rest.enum;
       } else use.type = 'string';
       delete rest.type;
@@ -432,7 +520,8 @@ ${constant}`;
         use.markers.push('+kubebuilder:validation:Type=array');
       } else {
         const item = this.typePosition(rest.items, `${hint}Item`, `${path}[]`);
-        use.type = /[|&]/.test(item) ? `(${item})[]` : `${item}[]`;
+        use.type = item.union ? `(${item.type})[]` : `${item.type}[]`;
+        if (item.members) use.items = item.members;
         delete rest.items;
       }
     } else if (rest.type === 'object') {
@@ -453,7 +542,7 @@ ${constant}`;
         }
       } else if (typeof rest.additionalProperties === 'object') {
         const value = this.typePosition(rest.additionalProperties, `${hint}Value`, `${path}[*]`);
-        use.type = `{ [key: string]: ${value} }`;
+        use.type = `{ [key: string]: ${value.type} }`;
         delete rest.additionalProperties;
       } else if (rest.additionalProperties !== undefined) {
         this.fail(path, `additionalProperties: ${String(rest.additionalProperties)}`);
@@ -471,7 +560,13 @@ ${constant}`;
       this.fail(`${path}.type`, `unknown type ${JSON.stringify(rest.type)}`);
     }
     if (rest.nullable === true) {
+      // A keyword or a literal and null Prettier breaks like any union; a named type and null it keeps
+      // on one line (and an array or a map and null this does not lay out: format.ts has Prettier do it).
+      if (use.members) use.members.push('null');
+      else if (/^(string|number|boolean|unknown|'[^'\\]*')$/.test(use.type)) use.members = [use.type, 'null'];
+      use.items = undefined;
       use.type = `${use.type} | null`;
+      use.union = true;
       delete rest.nullable;
     }
     if (schemaless) {

@@ -19,6 +19,7 @@ import { writeAtomically, type FileWrite } from '../project/write.js';
 import { readCrd, type Crd } from './crd.js';
 import { crdCopy, crdCopyName } from './crd-copy.js';
 import { emitGroupVersion, emitVersion } from './emit.js';
+import { formatter } from './format.js';
 import { DEFAULT_LIMITS, parseDocuments, readInputs, type InputText, type ReadLimits } from './read.js';
 
 export const RECORD_FILE = IMPORT_RECORD_FILE;
@@ -117,23 +118,6 @@ function readIfExists(file: string): string | undefined {
   }
 }
 
-async function formatter(outDir: string): Promise<(file: string, content: string) => Promise<string>> {
-  const prettier = await import('prettier');
-  // The project's settings where it has them, else those of a new kubesmith project: the same input
-  // always gives the same files.
-  const fallback = { singleQuote: true, printWidth: 110, trailingComma: 'all' as const };
-  // Settings resolved once per directory: resolving them is a search of the file system.
-  const byDir = new Map<string, Promise<Awaited<ReturnType<typeof prettier.resolveConfig>>>>();
-  return async (file, content) => {
-    const filepath = `${outDir}/${file}`;
-    const dir = path.dirname(filepath);
-    let resolved = byDir.get(dir);
-    if (!resolved) byDir.set(dir, (resolved = prettier.resolveConfig(filepath)));
-    const options = (await resolved) ?? fallback;
-    return prettier.format(content, { ...options, filepath });
-  };
-}
-
 /** The CRDs of the inputs, checked, without two of one group and kind. */
 export async function readCrds(options: ImportOptions): Promise<Crd[]> {
   const texts = [
@@ -188,7 +172,7 @@ export async function readCrds(options: ImportOptions): Promise<Crd[]> {
 export async function planImport(options: ImportOptions): Promise<ImportPlan> {
   const crds = await readCrds(options);
   const wanted = new Set(options.versions ?? []);
-  const format = await formatter(options.outDir);
+  const format = formatter(options.outDir);
   const generated = new Map<string, string>();
   const copies = new Map<string, string>();
   const summary: ImportPlan['crds'] = [];
@@ -203,12 +187,14 @@ export async function planImport(options: ImportOptions): Promise<ImportPlan> {
     });
     for (const version of versions) {
       const dir = `${crd.group}/${version.name}`;
+      const types = `${dir}/${crd.kind.toLowerCase()}.types.ts`;
       generated.set(`${dir}/group-version.ts`, emitGroupVersion(crd.group, version.name, HEADER));
-      generated.set(`${dir}/${crd.kind.toLowerCase()}.types.ts`, emitVersion(crd, version, HEADER));
+      generated.set(types, emitVersion(crd, version, HEADER, await format.width(types)));
     }
-    copies.set(crdCopyName(crd), crdCopy(crd));
+    // Only a project keeps copies: writing the YAML of big CRDs is not free.
+    if (options.crdCopyDir !== undefined) copies.set(crdCopyName(crd), crdCopy(crd));
   }
-  for (const [file, raw] of generated) generated.set(file, await format(file, raw));
+  for (const [file, raw] of generated) generated.set(file, await format.format(file, raw));
   const types = tracked(options.outDir, generated, 'types', options.force ?? false);
   return {
     crds: summary,

@@ -6,10 +6,10 @@
  * test/importer/project.integration.test.ts.
  */
 import { existsSync } from 'node:fs';
-import { rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { expectRefused, read, removeTemp, run, snapshot, tempDir } from '../helpers/run.js';
 
 const CERTIFICATES = path.resolve(
@@ -74,6 +74,29 @@ describe('import crd in a project', () => {
     );
     expect((await run(dir, 'import', 'crd', CERTIFICATES, '--force')).code).toBe(0);
     expect(await read(dir, COPY)).not.toContain('# mine');
+  });
+
+  it("records nothing in PROJECT and drops the CRD's conversion webhook from the copy", async () => {
+    // kubebuilder records an external API in PROJECT when it scaffolds a controller or webhook for it,
+    // not before; and envtest runs no conversion webhook of the CRD's owner.
+    const crd = parse(await readFile(CERTIFICATES, 'utf8')) as { spec: Record<string, unknown> };
+    crd.spec['conversion'] = {
+      strategy: 'Webhook',
+      webhook: {
+        clientConfig: { service: { name: 'webhook', namespace: 'tls-system', path: '/convert' } },
+        conversionReviewVersions: ['v1'],
+      },
+    };
+    const input = path.join(dir, '..', 'with-conversion.yaml');
+    await writeFile(input, stringify(crd));
+    const project = await read(dir, 'PROJECT');
+    const result = await run(dir, 'import', 'crd', input);
+    expect(result.stderr).not.toMatch(/^(error|warning)/m);
+    expect(result.code).toBe(0);
+    expect(await read(dir, 'PROJECT')).toBe(project);
+    const copy = parse((await read(dir, COPY)).replace(/^#.*\n/, '')) as { spec: Record<string, unknown> };
+    expect(copy.spec).not.toHaveProperty('conversion');
+    expect(copy.spec['group']).toBe('tls.example.com');
   });
 
   it('writes no copy when the types go outside the project', async () => {
