@@ -33,6 +33,8 @@ export class Manager implements ControllerHost {
    * read waits to sync), writes go to the API server.
    */
   readonly client: Client;
+  /** `client`, with the write gate a stopping leader closes. */
+  private readonly delegatingClient: DelegatingClient;
   /** Reads straight from the API server (controller-runtime's `mgr.GetAPIReader()`), never cached. */
   readonly apiReader: Reader;
   /** Talks to the API server directly: leader election and events, and the writes of `client`. */
@@ -62,11 +64,15 @@ export class Manager implements ControllerHost {
   readonly leaderElector: LeaderElector | undefined;
   /**
    * Aborted the moment leadership is lost: `mgr.client` refuses writes from then on and aborts those in
-   * flight, and every reconcile's `context.signal` is this signal.
+   * flight, and every reconcile's `context.signal` is this signal. A stopping manager aborts it too, once
+   * its controllers have stopped and its writes in flight have landed, before it gives its Lease up.
    */
   private readonly fence = new AbortController();
 
-  /** Aborted when this manager loses its leader election Lease (see ReconcileContext.signal). */
+  /**
+   * Aborted when this manager loses its leader election Lease, or gives it up as it stops (see
+   * ReconcileContext.signal). Leader-only work of your own ends with it.
+   */
   get leadership(): AbortSignal {
     return this.fence.signal;
   }
@@ -138,13 +144,14 @@ export class Manager implements ControllerHost {
     });
     if (config.client.readYourWrites) writes = this.newWriteTracker(config.client.readYourWritesTimeoutMs);
     this.writes = writes;
-    this.client = new DelegatingClient(
+    this.delegatingClient = new DelegatingClient(
       this.cache,
       this.apiClient,
       config.client.disableCacheFor,
       this.fence.signal,
       writes,
     );
+    this.client = this.delegatingClient;
     this.leaderElector = config.leaderElection.enabled ? this.newLeaderElector(config) : undefined;
   }
 
@@ -326,8 +333,12 @@ export class Manager implements ControllerHost {
     this.webhookServer.drain();
     const timeout = this.config.gracefulShutdownTimeoutMs;
     await Promise.all(this.controllers.map((controller) => controller.stop(timeout)));
-    // After the controllers: no other replica may start reconciling while ours still run.
+    // After the controllers: no other replica may start reconciling while ours still run. Leader-only work
+    // outside them (the self-signed certificates' loop) ends with the fence, and the writes in flight land
+    // before the Lease is given up: a write of this replica landing after the next leader's would undo it.
     if (this.leaderElector) {
+      await this.delegatingClient.closeWrites();
+      this.fence.abort(new Error('the manager stopped'));
       await this.leaderElector.stop();
       this.setLeader(false);
     }

@@ -4,6 +4,9 @@ import { ManualInformer } from '../src/testing/informer.js';
 import { groupVersion } from '../src/kinds.js';
 import { inClusterNamespace, LeaseKind, type LeaderElectionOptions } from '../src/leaderelection.js';
 import { createLogger } from '../src/logger.js';
+import { LeadershipLostError } from '../src/errors.js';
+import type { RequestOptions } from '../src/client.js';
+import type { ResourceKind } from '../src/kinds.js';
 import { Manager } from '../src/manager.js';
 import type { Request } from '../src/reconcile.js';
 import { FakeClient } from '../src/testing/index.js';
@@ -50,7 +53,48 @@ async function waitFor(condition: () => boolean): Promise<void> {
   for (let i = 0; i < 200 && !condition(); i++) await sleep(5);
 }
 
+/** A FakeClient whose creates of Guestbooks wait for `open()`: a write the API server is still answering. */
+class SlowWrites extends FakeClient {
+  open: () => void = () => {};
+  private readonly gate = new Promise<void>((resolve) => (this.open = resolve));
+  override async create<T>(kind: ResourceKind<T>, object: T, options?: RequestOptions): Promise<T> {
+    if (kind.kind === 'Guestbook') await this.gate;
+    return super.create(kind, object, options);
+  }
+}
+
 describe('Manager with leader election', () => {
+  it("lands a stopping leader's writes in flight, refuses new ones, and only then gives its Lease up", async () => {
+    // Leader-only work outside the controllers (the self-signed certificates' loop) writes with mgr.client.
+    // Had the Lease gone first, the next leader could write before this replica's late write undid it.
+    const client = new SlowWrites();
+    const one = replica(client, 'one');
+    const running = one.mgr.start();
+    await one.mgr.ready();
+    const guestbook = (name: string) => ({
+      apiVersion: Guestbook.apiVersion,
+      kind: 'Guestbook',
+      metadata: { name, namespace: 'default' },
+    });
+    const inFlight = one.mgr.client.create(Guestbook, guestbook('written-while-leading'));
+    const stopping = one.mgr.stop();
+    await sleep(100);
+    const holder = async () => (await client.get(LeaseKind, 'op.example.com', 'system')).spec?.holderIdentity;
+    expect(await holder()).toBe('one');
+    expect(one.mgr.leadership.aborted).toBe(false);
+    await expect(one.mgr.client.create(Guestbook, guestbook('late'))).rejects.toBeInstanceOf(
+      LeadershipLostError,
+    );
+
+    client.open();
+    await expect(inFlight).resolves.toMatchObject({ metadata: { name: 'written-while-leading' } });
+    await stopping;
+    await running;
+    expect(one.mgr.leadership.aborted).toBe(true);
+    expect(await holder()).toBe('');
+    expect((await client.list(Guestbook)).map((g) => g.metadata?.name)).toEqual(['written-while-leading']);
+  });
+
   it('runs the controllers on one replica only, and hands over on a graceful stop', async () => {
     const client = new FakeClient();
     const one = replica(client, 'one');

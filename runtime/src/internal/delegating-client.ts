@@ -2,7 +2,8 @@
  * The manager's client, as controller-runtime's: reads (`get`, `list`) from the informer cache, writes
  * to the API server. Kinds listed as uncached are read from the API server too. Writes are fenced: once
  * `fence` aborts (the manager lost its leader election Lease), a write is refused with
- * LeadershipLostError, and writes in flight are aborted with it.
+ * LeadershipLostError, and writes in flight are aborted with it. A manager that stops gives its Lease up
+ * only after `closeWrites()`: new writes refused, those in flight finished.
  *
  * With a WriteTracker (the manager's `client.readYourWrites`, on by default), each write of a cached kind
  * is remembered until the informer has seen it, and a cached read waits for the writes it would miss: a
@@ -25,6 +26,9 @@ import type { WriteTracker } from './write-tracker.js';
 
 export class DelegatingClient implements Client {
   private readonly uncached: Set<string>;
+  /** Fenced writes sent and not yet answered (closeWrites waits for them). */
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private writesClosed = false;
 
   constructor(
     private readonly cache: Reader,
@@ -48,11 +52,26 @@ export class DelegatingClient implements Client {
   ): Promise<R> {
     const fence = this.fence;
     if (fence === undefined) return write(options ?? ({} as O));
-    if (fence.aborted) return Promise.reject(new LeadershipLostError(what));
+    if (fence.aborted || this.writesClosed) return Promise.reject(new LeadershipLostError(what));
     const signal = options?.signal ? AbortSignal.any([options.signal, fence]) : fence;
-    return write({ ...(options ?? ({} as O)), signal }).catch((err: unknown) => {
+    const written = write({ ...(options ?? ({} as O)), signal }).catch((err: unknown) => {
       throw fence.aborted ? new LeadershipLostError(what) : err;
     });
+    this.inFlight.add(written);
+    const settled = () => this.inFlight.delete(written);
+    written.then(settled, settled);
+    return written;
+  }
+
+  /**
+   * Refuses every write from now on (LeadershipLostError) and resolves once the fenced writes in flight
+   * have their answers (each is bounded by its own timeout). A stopping leader calls it before it gives
+   * its Lease up: aborting those writes instead would not take back what was sent, and a write that lands
+   * after the next leader's would undo it.
+   */
+  async closeWrites(): Promise<void> {
+    this.writesClosed = true;
+    await Promise.allSettled([...this.inFlight]);
   }
 
   private readerFor(kind: ResourceKind<unknown>): Reader {
