@@ -36,6 +36,9 @@ const mgr = Manager.create({
     enableHttp2: settings.enableHttp2,
     port: settings.webhookPort,
     ...(settings.webhookCertPath ? { certDir: settings.webhookCertPath } : {}),
+    ...(settings.webhookShutdownDelayMs !== undefined
+      ? { shutdownDelayMs: settings.webhookShutdownDelayMs }
+      : {}),
   },
   healthProbeBindAddress: settings.healthProbeBindAddress,
   leaderElection: { enabled: settings.leaderElect, id: 'node-agent.example.com' },

@@ -44,6 +44,11 @@ export interface Settings {
   webhookCertPath: string | undefined;
   /** The port the webhook server listens on (`kubesmith run --webhooks` picks its own). */
   webhookPort: number;
+  /**
+   * How long the webhook server keeps answering after SIGTERM, while the pod's endpoint leaves the Service
+   * (WEBHOOK_SHUTDOWN_DELAY_MS); unset: the runtime's 5000. `kubesmith run` sets 0: nothing drains locally.
+   */
+  webhookShutdownDelayMs: number | undefined;
   /** Whether only one replica at a time reconciles, the one holding the leader election lease. */
   leaderElect: boolean;
   /** The one namespace to watch (WATCH_NAMESPACE); undefined watches all. */
@@ -73,6 +78,10 @@ export function parseSettings(argv: string[], env: NodeJS.ProcessEnv): Settings 
   if (!/^\d{1,5}$/.test(webhookPort) || Number(webhookPort) < 1 || Number(webhookPort) > 65535) {
     throw new Error(`--webhook-port must be a port number from 1 to 65535, not "${webhookPort}"`);
   }
+  const shutdownDelay = env['WEBHOOK_SHUTDOWN_DELAY_MS'] || undefined;
+  if (shutdownDelay !== undefined && !/^\d{1,6}$/.test(shutdownDelay)) {
+    throw new Error(`WEBHOOK_SHUTDOWN_DELAY_MS must be a number of milliseconds, not "${shutdownDelay}"`);
+  }
   return {
     metricsBindAddress: values['metrics-bind-address'],
     metricsSecure: secure === 'true',
@@ -81,6 +90,7 @@ export function parseSettings(argv: string[], env: NodeJS.ProcessEnv): Settings 
     healthProbeBindAddress: values['health-probe-bind-address'],
     webhookCertPath: values['webhook-cert-path'] || undefined,
     webhookPort: Number(webhookPort),
+    webhookShutdownDelayMs: shutdownDelay === undefined ? undefined : Number(shutdownDelay),
     leaderElect: values['leader-elect'],
     watchNamespace: env['WATCH_NAMESPACE'] || undefined,
   };
