@@ -123,6 +123,24 @@ describe('compileRules: the declared type of self', () => {
   });
 });
 
+describe('compileRules: what cel-go gives rules and cel-js lacks (found by the CEL conformance data)', () => {
+  const at: JSONSchemaProps = { type: 'string', format: 'date-time' };
+  const timeout: JSONSchemaProps = { type: 'string', format: 'duration' };
+  const data: JSONSchemaProps = { type: 'string', format: 'byte' };
+  it.each([
+    "int(self.at) > 0 && string(self.at) != ''",
+    "string(self.timeout) != '0s' && duration(self.timeout) == self.timeout",
+    'timestamp(self.at) == self.at',
+    "self.data < b'z'",
+    'optional.ofNonZeroValue(self.name).optMap(n, n.size()).orValue(0) < 64',
+    'self.?name.optFlatMap(n, optional.ofNonZeroValue(n)).hasValue()',
+    "self.?name == optional.of('x') || self.?name != optional.none()",
+    'int(1u) == 1',
+  ])('accepts %s, as the API server does', (rule) => {
+    expect(messages(onSpec({ at, timeout, data, name: str }, { rule }))).toEqual([]);
+  });
+});
+
 describe('compileRules: cost', () => {
   const hosts: JSONSchemaProps = { type: 'array', items: str };
   const rule = { rule: "self.hosts.all(h, h.matches('^[a-z]+$'))" };
@@ -187,7 +205,13 @@ describe('the Kubernetes library, evaluated', () => {
     ["sets.equivalent(['a', 'b'], ['b', 'a', 'a'])", true],
     ["sets.intersects(['a'], ['b'])", false],
     ["strings.quote('a\"b')", '"a\\"b"'],
+    // cel-go's escapes, not JSON's (\u0007, \u000b).
+    ["strings.quote('bell\\a tab\\v é')", '"bell\\a tab\\v é"'],
+    ["'abc'.charAt(3)", ''],
   ])('%s', (expression, expected) => {
     expect(env.evaluate(expression, {})).toEqual(expected);
+  });
+  it('fails charAt() beyond the end of the string, as cel-go does', () => {
+    expect(() => env.evaluate("'abc'.charAt(4)", {})).toThrow(/index out of range/);
   });
 });
