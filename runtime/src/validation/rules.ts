@@ -10,7 +10,16 @@ import { Optional } from '@marcbachmann/cel-js';
 import { RuleTypes } from './cel-env.js';
 import { escapeName } from './cel-types.js';
 import type { JSONSchemaProps, ValidationRule } from './schema.js';
-import { deepEqual, isObject, pathText, setOwn, type FieldProblem, type PathStep } from './values.js';
+import { durationParser, stringValue } from './string-values.js';
+import {
+  deepEqual,
+  goQuote,
+  isObject,
+  pathText,
+  setOwn,
+  type FieldProblem,
+  type PathStep,
+} from './values.js';
 
 let types: RuleTypes | undefined;
 const programs = new Map<string, ((vars: Record<string, unknown>) => unknown) | Error>();
@@ -42,9 +51,19 @@ function celName(key: string): string {
   return name;
 }
 
-/** The value as CEL sees it: integers as ints (bigint) where the schema says integer, names escaped. */
+let parseDuration: ((text: string) => unknown) | undefined;
+
+/**
+ * The value as CEL sees it: integers as ints (bigint) where the schema says integer, strings of the
+ * formats the API server types (date-time, date, duration, byte) as those types, names escaped.
+ */
 function celValue(v: unknown, s: JSONSchemaProps | undefined): unknown {
   if (typeof v === 'number' && Number.isInteger(v) && s?.type !== 'number') return BigInt(v);
+  if (typeof v === 'string' && s?.format !== undefined && s.type === 'string') {
+    types ??= new RuleTypes(new Set(), { forEvaluation: true });
+    parseDuration ??= durationParser(types.environment('dyn', false));
+    return stringValue(v, s.format, parseDuration);
+  }
   if (Array.isArray(v)) return v.map((item) => celValue(item, s?.items));
   if (isObject(v)) {
     const out: Record<string, unknown> = {};
@@ -82,7 +101,7 @@ function compiled(rule: ValidationRule): CompiledRule {
 
 /** A failing rule's value as the API server shows it: a scalar as itself; an object or a list not at all. */
 function shownValue(v: unknown): string | undefined {
-  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'string') return goQuote(v);
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
   return undefined;
 }
@@ -174,7 +193,13 @@ export function evaluateRules(
         } catch (error) {
           const why = error instanceof Error ? error.message.split('\n')[0] : String(error);
           if (/checked, not evaluated/.test(why ?? '')) continue;
-          sink.push(errorFor(rule, v, steps, `${rule.rule}: ${why}`));
+          // As the API server words a rule that fails to evaluate: the schema's type where the value
+          // would be, the error, the rule; no reason, no fieldPath.
+          sink.push({
+            path: pathText(steps) || '<nil>',
+            steps,
+            message: `Invalid value: ${goQuote(s.type ?? '')}: ${why} evaluating rule: ${rule.rule}`,
+          });
           continue;
         }
         if (result !== true) sink.push(errorFor(rule, v, steps, message(rule, vars)));
