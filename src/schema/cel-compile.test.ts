@@ -162,6 +162,41 @@ describe('compileRules: cost', () => {
     expect(messages(onSpec({ hosts: bounded }, rule))).toEqual([]);
   });
 
+  // kube-apiserver 1.37.2 refuses each of these CRDs (its cost estimate of string()'s result is unbounded),
+  // and accepts string(self) alone or compared.
+  it.each([
+    [{ type: 'integer' }, "'x' + string(self)"],
+    [{ type: 'number' }, "'x' + string(self)"],
+    [{ type: 'string', maxLength: 10 }, "'x' + string(self)"],
+    [{ type: 'string', format: 'date-time' }, "'x' + string(self)"],
+    [{ type: 'string', format: 'duration' }, "string(self) + 's'"],
+  ] as [JSONSchemaProps, string][])(
+    'refuses %j with the messageExpression %s, as the API server does',
+    (field, me) => {
+      const problems = compileRules(
+        root(
+          onSpec({ v: { ...field, 'x-kubernetes-validations': [{ rule: 'true', messageExpression: me }] } }),
+        ),
+      );
+      expect(problems.map((p) => [p.part, p.message, p.hint])).toEqual([
+        [
+          'messageExpression',
+          expect.stringMatching(
+            /estimated cost of the messageExpression on \.spec\.v exceeds the API server's budget by a factor of more than 100x/,
+          ),
+          expect.stringMatching(/cannot bound the size of string\(\)'s result/),
+        ],
+      ]);
+    },
+  );
+
+  it('accepts string() alone, or compared, as the API server does', () => {
+    const at: JSONSchemaProps = { type: 'string', format: 'date-time' };
+    expect(
+      messages(onSpec({ at }, { rule: "string(self.at) != 'x'", messageExpression: 'string(self.at)' })),
+    ).toEqual([]);
+  });
+
   it('adds up the rules of a schema against the per-CRD budget', () => {
     // Each rule is within its own budget; together they are over the CRD's.
     const bounded: JSONSchemaProps = {
