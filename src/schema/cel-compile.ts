@@ -403,7 +403,7 @@ function compileVersion(
             path,
             part: 'messageExpression',
             message: `messageExpression on ${where} yields ${message.type ?? 'no value'}, not a string`,
-            hint: 'make the messageExpression a string, e.g. "value " + string(self) + " is too large"',
+            hint: "make the messageExpression a string, e.g. self.name + ' is taken' (not 'x' + string(self): the API server finds its cost over budget)",
           });
         } else {
           // Like the rule, times the times it can run.
