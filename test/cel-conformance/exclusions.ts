@@ -94,7 +94,7 @@ const REASONS = {
     "cel-js does not parse optional entries of list and map literals ([?x], {?'k': v}): kubesmith refuses such a rule",
   ),
   hasOnLiteral: celJs(
-    'cel-js’s has() takes a field of a name or of a selection only (not of a literal, an index or an optional): `manifests` accepts such a rule unchecked (LIBRARY_GAPS), `validate` reports it as not compiling',
+    'cel-js’s has() takes a field of a name or of a selection only (not of a literal, an index or an optional): `manifests` accepts such a rule unchecked (LIBRARY_GAPS), `validate` runs it as X.?f.hasValue() (presence.ts)',
   ),
   emptyLiteralTyping: celJs(
     'cel-js’s checker cannot type some expressions on empty literals ([].all(e, e > 0), {}.?k.x, optional.none()[?0]): kubesmith refuses them',

@@ -9,6 +9,7 @@
 import { Optional } from '@marcbachmann/cel-js';
 import { RuleTypes } from './cel-env.js';
 import { escapeName } from './cel-types.js';
+import { rewritePresence } from './presence.js';
 import type { JSONSchemaProps, ValidationRule } from './schema.js';
 import { durationParser, stringValue } from './string-values.js';
 import {
@@ -31,7 +32,9 @@ function program(expression: string, optionalOldSelf: boolean) {
     try {
       types ??= new RuleTypes(new Set(), { forEvaluation: true });
       const env = types.environment('dyn', optionalOldSelf);
-      p = env.parse(expression) as unknown as (vars: Record<string, unknown>) => unknown;
+      // has() of a field of an index or a literal: cel-go takes it, cel-js does not (presence.ts).
+      const text = expression.includes('has') ? rewritePresence(expression) : expression;
+      p = env.parse(text) as unknown as (vars: Record<string, unknown>) => unknown;
     } catch (error) {
       p = error instanceof Error ? error : new Error(String(error));
     }
