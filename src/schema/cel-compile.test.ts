@@ -123,6 +123,24 @@ describe('compileRules: the declared type of self', () => {
   });
 });
 
+describe('compileRules: what cel-go gives rules and cel-js lacks (found by the CEL conformance data)', () => {
+  const at: JSONSchemaProps = { type: 'string', format: 'date-time' };
+  const timeout: JSONSchemaProps = { type: 'string', format: 'duration' };
+  const data: JSONSchemaProps = { type: 'string', format: 'byte' };
+  it.each([
+    "int(self.at) > 0 && string(self.at) != ''",
+    "string(self.timeout) != '0s' && duration(self.timeout) == self.timeout",
+    'timestamp(self.at) == self.at',
+    "self.data < b'z'",
+    'optional.ofNonZeroValue(self.name).optMap(n, n.size()).orValue(0) < 64',
+    'self.?name.optFlatMap(n, optional.ofNonZeroValue(n)).hasValue()',
+    "self.?name == optional.of('x') || self.?name != optional.none()",
+    'int(1u) == 1',
+  ])('accepts %s, as the API server does', (rule) => {
+    expect(messages(onSpec({ at, timeout, data, name: str }, { rule }))).toEqual([]);
+  });
+});
+
 describe('compileRules: cost', () => {
   const hosts: JSONSchemaProps = { type: 'array', items: str };
   const rule = { rule: "self.hosts.all(h, h.matches('^[a-z]+$'))" };
@@ -142,6 +160,41 @@ describe('compileRules: cost', () => {
       items: { type: 'string', maxLength: 63 },
     };
     expect(messages(onSpec({ hosts: bounded }, rule))).toEqual([]);
+  });
+
+  // kube-apiserver 1.37.2 refuses each of these CRDs (its cost estimate of string()'s result is unbounded),
+  // and accepts string(self) alone or compared.
+  it.each([
+    [{ type: 'integer' }, "'x' + string(self)"],
+    [{ type: 'number' }, "'x' + string(self)"],
+    [{ type: 'string', maxLength: 10 }, "'x' + string(self)"],
+    [{ type: 'string', format: 'date-time' }, "'x' + string(self)"],
+    [{ type: 'string', format: 'duration' }, "string(self) + 's'"],
+  ] as [JSONSchemaProps, string][])(
+    'refuses %j with the messageExpression %s, as the API server does',
+    (field, me) => {
+      const problems = compileRules(
+        root(
+          onSpec({ v: { ...field, 'x-kubernetes-validations': [{ rule: 'true', messageExpression: me }] } }),
+        ),
+      );
+      expect(problems.map((p) => [p.part, p.message, p.hint])).toEqual([
+        [
+          'messageExpression',
+          expect.stringMatching(
+            /estimated cost of the messageExpression on \.spec\.v exceeds the API server's budget by a factor of more than 100x/,
+          ),
+          expect.stringMatching(/cannot bound the size of string\(\)'s result/),
+        ],
+      ]);
+    },
+  );
+
+  it('accepts string() alone, or compared, as the API server does', () => {
+    const at: JSONSchemaProps = { type: 'string', format: 'date-time' };
+    expect(
+      messages(onSpec({ at }, { rule: "string(self.at) != 'x'", messageExpression: 'string(self.at)' })),
+    ).toEqual([]);
   });
 
   it('adds up the rules of a schema against the per-CRD budget', () => {
@@ -187,7 +240,13 @@ describe('the Kubernetes library, evaluated', () => {
     ["sets.equivalent(['a', 'b'], ['b', 'a', 'a'])", true],
     ["sets.intersects(['a'], ['b'])", false],
     ["strings.quote('a\"b')", '"a\\"b"'],
+    // cel-go's escapes, not JSON's (\u0007, \u000b).
+    ["strings.quote('bell\\a tab\\v é')", '"bell\\a tab\\v é"'],
+    ["'abc'.charAt(3)", ''],
   ])('%s', (expression, expected) => {
     expect(env.evaluate(expression, {})).toEqual(expected);
+  });
+  it('fails charAt() beyond the end of the string, as cel-go does', () => {
+    expect(() => env.evaluate("'abc'.charAt(4)", {})).toThrow(/index out of range/);
   });
 });

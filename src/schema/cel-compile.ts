@@ -34,6 +34,9 @@ export interface RuleProblem {
 }
 
 const CEL_HINT = 'fix the CEL expression (https://kubernetes.io/docs/reference/using-api/cel/)';
+/** The API server cannot bound the size of string()'s result, so a rule may compare it but not walk it. */
+const UNSIZED_HINT =
+  "the API server cannot bound the size of string()'s result: compare it (string(self.x) == '1'), or give the text in message rather than messageExpression";
 
 interface Context {
   /** The product of the maxItems/maxProperties above, or undefined where one of them is missing. */
@@ -360,7 +363,9 @@ function compileVersion(
         const bounds =
           estimate.unbounded.length > 0
             ? `bound ${unboundedText(estimate.unbounded)}`
-            : 'simplify the rule, or bound the lists, maps and strings it walks';
+            : estimate.unsizedConversion
+              ? UNSIZED_HINT
+              : 'simplify the rule, or bound the lists, maps and strings it walks';
         problems.push({
           rule,
           path,
@@ -398,7 +403,7 @@ function compileVersion(
             path,
             part: 'messageExpression',
             message: `messageExpression on ${where} yields ${message.type ?? 'no value'}, not a string`,
-            hint: 'make the messageExpression a string, e.g. "value " + string(self) + " is too large"',
+            hint: "make the messageExpression a string, e.g. self.name + ' is taken' (not 'x' + string(self): the API server finds its cost over budget)",
           });
         } else {
           // Like the rule, times the times it can run.
@@ -415,7 +420,9 @@ function compileVersion(
               hint:
                 estimate.unbounded.length > 0
                   ? `bound ${unboundedText(estimate.unbounded)}`
-                  : 'simplify the messageExpression',
+                  : estimate.unsizedConversion
+                    ? UNSIZED_HINT
+                    : 'simplify the messageExpression',
             });
           }
         }

@@ -43,7 +43,16 @@ export interface CostEstimate {
   cost: number;
   /** The unbounded lists, maps and strings the estimate grew with, in the order met. */
   unbounded: Unbounded[];
+  /** A string() conversion whose result the estimate had to walk: no marker bounds it. */
+  unsizedConversion?: true;
 }
+
+/**
+ * The size cel-go gives a value it cannot bound (math.MaxUint64): the result of string(), whose size it
+ * takes from no schema (only bytes to string keeps the size of the bytes). Walking it, as `'x' +
+ * string(self)` does, costs more than any budget: the API server refuses such a rule or messageExpression.
+ */
+const UNKNOWN_SIZE = Number.MAX_SAFE_INTEGER;
 
 interface Value {
   cost: number;
@@ -122,7 +131,14 @@ export function estimateCost(ast: ASTNode, root: DeclType, rootPath: string): Co
       case 'call': {
         const [name, args] = node.args;
         if (name === 'has') return { cost: args.reduce((a, n) => a + visit(n, scope).cost, 0) };
-        return { cost: args.reduce((a, n) => a + visit(n, scope).cost, 0) + 1 };
+        const values = args.map((n) => visit(n, scope));
+        const cost = values.reduce((a, v) => a + v.cost, 0) + 1;
+        if (name === 'string' && values.length === 1) {
+          const arg = values[0]!;
+          const bytes = arg.decl?.kind === 'scalar' && arg.decl.cel === 'bytes';
+          return { cost, size: bytes ? sizeOf(arg) : UNKNOWN_SIZE };
+        }
+        return { cost };
       }
       case 'rcall':
         return visitMethod(node.args[0], node.args[1], node.args[2], scope);
@@ -194,5 +210,5 @@ export function estimateCost(ast: ASTNode, root: DeclType, rootPath: string): Co
     ['oldSelf', root],
   ]);
   const { cost } = visit(ast, scope);
-  return { cost, unbounded };
+  return { cost, unbounded, ...(cost >= UNKNOWN_SIZE * TRAVERSAL ? { unsizedConversion: true } : {}) };
 }

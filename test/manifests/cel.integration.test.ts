@@ -202,6 +202,16 @@ const CASES: Case[] = [
     accepted: false,
   },
   {
+    name: "a messageExpression concatenating string() of an int (cost: cel-go cannot bound string()'s size)",
+    schema: spec([{ rule: 'self.replicas > 0', messageExpression: "'replicas: ' + string(self.replicas)" }]),
+    accepted: false,
+  },
+  {
+    name: 'a messageExpression that is string() alone',
+    schema: spec([{ rule: 'self.replicas > 0', messageExpression: 'string(self.replicas)' }]),
+    accepted: true,
+  },
+  {
     name: 'a messageExpression joining a bounded string',
     schema: spec([{ rule: 'self.replicas > 0', messageExpression: "'replicas of ' + self.name" }]),
     accepted: true,

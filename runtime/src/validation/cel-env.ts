@@ -12,6 +12,7 @@
  */
 import { Environment, Optional } from '@marcbachmann/cel-js';
 import type { DeclType } from './cel-types.js';
+import { defineStandardGaps } from './cel-std.js';
 import { re2js } from './re2.js';
 import { NAMED_FORMATS, NamedFormat } from './formats.js';
 import {
@@ -99,6 +100,28 @@ function equal(a: CelValue, b: CelValue): boolean {
 
 const compare = (a: CelValue, b: CelValue): number =>
   (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0;
+
+/** cel-go's strings.quote: these escapes, every other character as it is (not JSON.stringify's \\u0007). */
+const QUOTED: Record<string, string> = {
+  '\x07': '\\a',
+  '\b': '\\b',
+  '\f': '\\f',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+  '\v': '\\v',
+  '\\': '\\\\',
+  '"': '\\"',
+};
+function quote(s: string): string {
+  let out = '"';
+  for (const ch of s) {
+    const cp = ch.codePointAt(0)!;
+    // A lone surrogate is no character: U+FFFD, as cel-go writes for invalid UTF-8.
+    out += QUOTED[ch] ?? (cp >= 0xd800 && cp <= 0xdfff ? '\ufffd' : ch);
+  }
+  return `${out}"`;
+}
 
 /** Code points, as CEL strings index them. */
 const codePoints = (s: string): string[] => [...s];
@@ -192,7 +215,12 @@ function defineLibrary(env: Environment): void {
     findAll(s, p, Number(n)),
   );
   // Extended strings (cel-go ext.Strings, the version Kubernetes turns on).
-  fn('string.charAt(int): string', (s: string, i: bigint) => codePoints(s)[Number(i)] ?? '');
+  fn('string.charAt(int): string', (s: string, i: bigint) => {
+    const chars = codePoints(s);
+    // As cel-go: the index just past the end gives '', one beyond it is an error.
+    if (i < 0n || i > BigInt(chars.length)) throw new Error(`index out of range: ${i}`);
+    return chars[Number(i)] ?? '';
+  });
   fn('string.replace(string, string): string', (s: string, a: string, b: string) => s.replaceAll(a, b));
   fn('string.replace(string, string, int): string', (s: string, a: string, b: string, n: bigint) => {
     let out = s;
@@ -208,7 +236,7 @@ function defineLibrary(env: Environment): void {
   defineStringFormat(env);
   env.registerType('StringsNamespace', StringsNamespace);
   env.registerConstant('strings', 'StringsNamespace', new StringsNamespace());
-  fn('StringsNamespace.quote(string): string', (_: unknown, s: string) => JSON.stringify(s));
+  fn('StringsNamespace.quote(string): string', (_: unknown, s: string) => quote(s));
   // Sets (cel-go ext.Sets).
   env.registerType('SetsNamespace', SetsNamespace);
   env.registerConstant('sets', 'SetsNamespace', new SetsNamespace());
@@ -304,6 +332,7 @@ function defineLibrary(env: Environment): void {
     return messages.length === 0 ? Optional.none() : Optional.of(messages);
   });
   defineTwoVariableComprehensions(env);
+  defineStandardGaps(env, equal);
   // Semantic versions (library/semverlib.go).
   env.registerType('Semver', Semver);
   const semver = (text: string, normalize = false) => {

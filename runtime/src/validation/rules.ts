@@ -9,8 +9,18 @@
 import { Optional } from '@marcbachmann/cel-js';
 import { RuleTypes } from './cel-env.js';
 import { escapeName } from './cel-types.js';
+import { rewritePresence } from './presence.js';
 import type { JSONSchemaProps, ValidationRule } from './schema.js';
-import { deepEqual, isObject, pathText, setOwn, type FieldProblem, type PathStep } from './values.js';
+import { durationParser, stringValue } from './string-values.js';
+import {
+  deepEqual,
+  goQuote,
+  isObject,
+  pathText,
+  setOwn,
+  type FieldProblem,
+  type PathStep,
+} from './values.js';
 
 let types: RuleTypes | undefined;
 const programs = new Map<string, ((vars: Record<string, unknown>) => unknown) | Error>();
@@ -22,7 +32,9 @@ function program(expression: string, optionalOldSelf: boolean) {
     try {
       types ??= new RuleTypes(new Set(), { forEvaluation: true });
       const env = types.environment('dyn', optionalOldSelf);
-      p = env.parse(expression) as unknown as (vars: Record<string, unknown>) => unknown;
+      // has() of a field of an index or a literal: cel-go takes it, cel-js does not (presence.ts).
+      const text = expression.includes('has') ? rewritePresence(expression) : expression;
+      p = env.parse(text) as unknown as (vars: Record<string, unknown>) => unknown;
     } catch (error) {
       p = error instanceof Error ? error : new Error(String(error));
     }
@@ -42,9 +54,19 @@ function celName(key: string): string {
   return name;
 }
 
-/** The value as CEL sees it: integers as ints (bigint) where the schema says integer, names escaped. */
+let parseDuration: ((text: string) => unknown) | undefined;
+
+/**
+ * The value as CEL sees it: integers as ints (bigint) where the schema says integer, strings of the
+ * formats the API server types (date-time, date, duration, byte) as those types, names escaped.
+ */
 function celValue(v: unknown, s: JSONSchemaProps | undefined): unknown {
   if (typeof v === 'number' && Number.isInteger(v) && s?.type !== 'number') return BigInt(v);
+  if (typeof v === 'string' && s?.format !== undefined && s.type === 'string') {
+    types ??= new RuleTypes(new Set(), { forEvaluation: true });
+    parseDuration ??= durationParser(types.environment('dyn', false));
+    return stringValue(v, s.format, parseDuration);
+  }
   if (Array.isArray(v)) return v.map((item) => celValue(item, s?.items));
   if (isObject(v)) {
     const out: Record<string, unknown> = {};
@@ -82,7 +104,7 @@ function compiled(rule: ValidationRule): CompiledRule {
 
 /** A failing rule's value as the API server shows it: a scalar as itself; an object or a list not at all. */
 function shownValue(v: unknown): string | undefined {
-  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'string') return goQuote(v);
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
   return undefined;
 }

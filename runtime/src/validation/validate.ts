@@ -10,7 +10,7 @@ import { re2Matches } from './re2.js';
 import type { CrdVersion } from './crd.js';
 import { evaluateRules } from './rules.js';
 import type { JSONSchemaProps } from './schema.js';
-import { clone, deepEqual, isObject, pathText, type FieldProblem, type PathStep } from './values.js';
+import { clone, deepEqual, goQuote, isObject, pathText, type FieldProblem, type PathStep } from './values.js';
 
 export type { CrdVersion } from './crd.js';
 export type { FieldProblem, PathStep } from './values.js';
@@ -57,7 +57,7 @@ const goNumber = (n: number): string => String(n);
 
 /** The value as field.Error prints a bad value: strings quoted, numbers and bools bare. */
 function shown(v: unknown): string {
-  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'string') return goQuote(v);
   if (typeof v === 'number') return goNumber(v);
   if (typeof v === 'boolean') return String(v);
   if (v === null) return 'null';
@@ -90,7 +90,7 @@ const FORMATS: Record<string, (s: string) => boolean> = {
 
 /** The allowed values of an enum, as the API server lists them: each quoted. */
 const NOT_SUPPORTED_VALUES = (values: unknown[]): string =>
-  values.map((v) => (typeof v === 'string' ? JSON.stringify(v) : `"${String(v)}"`)).join(', ');
+  values.map((v) => (typeof v === 'string' ? goQuote(v) : `"${String(v)}"`)).join(', ');
 
 const items = (n: number): string => `${n} item${n === 1 ? '' : 's'}`;
 
@@ -196,7 +196,7 @@ function walk(
     if (s.pattern !== undefined && re2Matches(s.pattern, value) === false)
       invalid(`should match '${s.pattern}'`);
     const format = s.format === undefined ? undefined : FORMATS[s.format];
-    if (format && !format(value)) invalid(`must be of type ${s.format}: ${JSON.stringify(value)}`);
+    if (format && !format(value)) invalid(`must be of type ${s.format}: ${goQuote(value)}`);
   }
   if (Array.isArray(value)) {
     if (s.maxItems !== undefined && value.length > s.maxItems)

@@ -13,6 +13,42 @@ export interface FieldProblem {
   warning?: true;
 }
 
+const GO_ESCAPES: Record<string, string> = {
+  '\x07': '\\a',
+  '\b': '\\b',
+  '\f': '\\f',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+  '\v': '\\v',
+  '\\': '\\\\',
+  '"': '\\"',
+};
+/** What Go counts as printable (unicode.IsPrint): letters, marks, numbers, punctuation, symbols, ' '. */
+const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
+
+/**
+ * A string as Go's %q (strconv.Quote) prints it, as the API server's messages quote values: JSON's quoting
+ * but for control and unprintable characters (\a, \x7f, \u200b where JSON has \u0007 or the character).
+ */
+export function goQuote(text: string): string {
+  let out = '"';
+  for (const ch of text) {
+    const escaped = GO_ESCAPES[ch];
+    if (escaped !== undefined) out += escaped;
+    else if (PRINTABLE.test(ch)) out += ch;
+    else {
+      const cp = ch.codePointAt(0)!;
+      // A lone surrogate reaches the API server as U+FFFD (JSON), which Go prints as it is.
+      if (cp >= 0xd800 && cp <= 0xdfff) out += '\ufffd';
+      else if (cp < 0x80) out += `\\x${cp.toString(16).padStart(2, '0')}`;
+      else if (cp < 0x10000) out += `\\u${cp.toString(16).padStart(4, '0')}`;
+      else out += `\\U${cp.toString(16).padStart(8, '0')}`;
+    }
+  }
+  return `${out}"`;
+}
+
 export const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
