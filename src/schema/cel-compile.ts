@@ -36,7 +36,7 @@ export interface RuleProblem {
 const CEL_HINT = 'fix the CEL expression (https://kubernetes.io/docs/reference/using-api/cel/)';
 /** The API server cannot bound the size of string()'s result, so a rule may compare it but not walk it. */
 const UNSIZED_HINT =
-  "the API server cannot bound the size of string()'s result: compare it (string(self.x) == '1'), or give the text in message rather than messageExpression";
+  "the API server cannot bound the size of string()'s result, nor of the list a format's validate() returns: compare it (string(self.x) == '1', validate(self).hasValue()), or give the text in message rather than messageExpression";
 
 interface Context {
   /** The product of the maxItems/maxProperties above, or undefined where one of them is missing. */

@@ -43,7 +43,7 @@ export interface CostEstimate {
   cost: number;
   /** The unbounded lists, maps and strings the estimate grew with, in the order met. */
   unbounded: Unbounded[];
-  /** A string() conversion whose result the estimate had to walk: no marker bounds it. */
+  /** A string() conversion or a validate() list whose result the estimate had to walk: no marker bounds it. */
   unsizedConversion?: true;
 }
 
@@ -202,7 +202,12 @@ export function estimateCost(ast: ASTNode, root: DeclType, rootPath: string): Co
       own = Math.max(1, Math.ceil(sizeOf(receiver) * TRAVERSAL));
       note(receiver.decl);
     }
-    return { cost: receiver.cost + argCost + own };
+    // A list whose size cel-go cannot bound (format's validate() returns one, optional) stays unbounded
+    // through orValue()/value(), and join() walks it: over any budget, as the API server finds.
+    if (name === 'join' && receiver.size === UNKNOWN_SIZE) own = Math.ceil(UNKNOWN_SIZE * TRAVERSAL);
+    const size =
+      name === 'validate' ? UNKNOWN_SIZE : name === 'orValue' || name === 'value' ? receiver.size : undefined;
+    return { cost: receiver.cost + argCost + own, ...(size !== undefined ? { size } : {}) };
   };
 
   const scope = new Map<string, DeclType | undefined>([

@@ -207,6 +207,21 @@ const CASES: Case[] = [
     accepted: false,
   },
   {
+    name: "a messageExpression joining the errors of a format's validate() (cost: their list has no bound)",
+    schema: spec([
+      {
+        rule: '!format.dns1123Label().validate(self.name).hasValue()',
+        messageExpression: "format.dns1123Label().validate(self.name).orValue([]).join(' | ')",
+      },
+    ]),
+    accepted: false,
+  },
+  {
+    name: "a rule asking whether a format's validate() found errors",
+    schema: spec([{ rule: '!format.dns1123Label().validate(self.name).hasValue()' }]),
+    accepted: true,
+  },
+  {
     name: 'a messageExpression that is string() alone',
     schema: spec([{ rule: 'self.replicas > 0', messageExpression: 'string(self.replicas)' }]),
     accepted: true,
