@@ -134,7 +134,7 @@ const uri = (s: string): string[] => {
 };
 
 /** Whether a YYYY-MM-DD names a day of the calendar (Go's time.Parse refuses February 30). */
-function isCalendarDate(s: string): boolean {
+export function isCalendarDate(s: string): boolean {
   const [y, m, d] = s.split('-').map(Number) as [number, number, number];
   const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
   const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][m - 1];

@@ -6,6 +6,7 @@
  * fields are warnings, as the API server's are. With an old object, an unchanged invalid value passes
  * (ratcheting), and transition rules see `oldSelf`.
  */
+import { isCalendarDate } from './formats.js';
 import { re2Matches } from './re2.js';
 import type { CrdVersion } from './crd.js';
 import { evaluateRules } from './rules.js';
@@ -72,9 +73,11 @@ const FORMATS: Record<string, (s: string) => boolean> = {
   uuid5: (s) =>
     /^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?5[0-9a-fA-F]{3}-?[89abAB][0-9a-fA-F]{3}-?[0-9a-fA-F]{12}$/.test(s),
   byte: (s) => /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(s),
-  date: (s) => /^\d{4}-\d{2}-\d{2}$/.test(s) && !Number.isNaN(Date.parse(`${s}T00:00:00Z`)),
+  // JavaScript's Date.parse takes February 30 (it rolls over); Go's time.Parse, which kube-openapi uses, does not.
+  date: (s) => /^\d{4}-\d{2}-\d{2}$/.test(s) && isCalendarDate(s),
   'date-time': (s) =>
     /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$/.test(s) &&
+    isCalendarDate(s.slice(0, 10)) &&
     !Number.isNaN(Date.parse(s.replace(' ', 'T'))),
   datetime: (s) => FORMATS['date-time']!(s),
   ipv4: (s) => /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/.test(s),
