@@ -39,13 +39,54 @@ export function stringValue(
       try {
         return duration(text);
       } catch {
-        return text;
+        const days = openAPIDuration(text);
+        if (days === undefined) return text;
+        try {
+          return duration(days);
+        } catch {
+          return text;
+        }
       }
     case 'byte':
       return BASE64.test(text) ? new Uint8Array(Buffer.from(text, 'base64')) : text;
     default:
       return text;
   }
+}
+
+/** go-openapi's unit names (strfmt.ParseDuration), each with its length in nanoseconds. */
+const UNITS: ReadonlyMap<string, bigint> = new Map(
+  (
+    [
+      [['ns', 'nano'], 1n],
+      [['us', 'µs', 'micro'], 1_000n],
+      [['ms', 'milli'], 1_000_000n],
+      [['s', 'sec'], 1_000_000_000n],
+      [['m', 'min'], 60_000_000_000n],
+      [['h', 'hr', 'hour'], 3_600_000_000_000n],
+      [['d', 'day'], 86_400_000_000_000n],
+      [['w', 'wk', 'week'], 604_800_000_000_000n],
+    ] as const
+  ).flatMap(([names, ns]) => names.map((name) => [name, ns] as const)),
+);
+
+/**
+ * What go-openapi's strfmt.ParseDuration (the API server's reading of a `duration` string, after Go's
+ * time.ParseDuration failed) makes of `1d12h` or `2w`: the sum of each number and unit found, as
+ * seconds cel-js parses; undefined when it finds none it knows.
+ */
+function openAPIDuration(text: string): string | undefined {
+  let ns = 0n;
+  let found = false;
+  for (const [, count, unit] of text.matchAll(/(\d+)\s*([A-Za-zµ]+)/g)) {
+    const length = UNITS.get(unit!.trim().toLowerCase());
+    if (length === undefined || count!.length > 18) return undefined;
+    ns += BigInt(count!) * length;
+    found = true;
+  }
+  if (!found) return undefined;
+  const fraction = (ns % 1_000_000_000n).toString().padStart(9, '0').replace(/0+$/, '');
+  return `${ns / 1_000_000_000n}${fraction ? `.${fraction}` : ''}s`;
 }
 
 /** A parser of durations in cel-js's own representation, from an environment of the run. */
