@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 /**
  * The compatibility suite (`npm run test:compat`, the last step of `npm test`): the runtime's core
- * integration tests and the golden project's integration tests, on Kubernetes releases besides the default
- * (`compatibilityVersions()` of src/envtest/versions.ts, or --versions), while the whole suite runs on the
- * default (1.37).
+ * integration tests and the golden project's integration tests, on Kubernetes releases besides the default,
+ * while the whole suite runs on the default (1.37). `npm test` runs it on the oldest supported release
+ * (`compatibilityVersions()` of src/envtest/versions.ts: 1.34), the largest gap from the default;
+ * `--versions all` runs it on every supported minor's verified patch (1.34 to 1.37), `--versions
+ * 1.35.4,1.36.3` on those named.
  *
  * For each version, `kubesmith envtest --k8s-version <v>` provides etcd, kube-apiserver and kubectl (from the
  * cache, else built from Go modules: one build at a time, since Go's compiler already keeps both cores of a
@@ -11,7 +13,7 @@
  * lacks is to be skipped inside its test with the reason (`ctx.skip(condition, note)` on the server's
  * version), never by leaving a file out here.
  *
- *   node scripts/envtest-compat.mjs [--versions 1.34.2,1.35.4] [--build-only]
+ *   node scripts/envtest-compat.mjs [--versions all|1.35.4,1.36.3] [--build-only]
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -22,14 +24,19 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
  * What the compatibility suite covers: envtest itself (CRDs, defaults, CEL), the client (CRUD, patches,
- * server-side apply), informers (list, watch, streamed lists), controllers, the manager (probes, leader
- * election), the admission and conversion webhooks called by kube-apiserver, and a generated project's
- * integration tests (the golden project's controller and webhook tests, on its own shared envtest).
+ * server-side apply), informers (list, watch, streamed lists), field indexes and metadata-only informers
+ * (PartialObjectMetadata lists and watches), the priority queue, read-your-own-writes (through the fault
+ * proxy delaying the watch), controllers, the manager (probes, leader election), the admission and
+ * conversion webhooks called by kube-apiserver, and a generated project's integration tests (the golden
+ * project's controller and webhook tests, on its own shared envtest).
  */
 export const COMPAT_TESTS = [
   'runtime/test/envtest/envtest.integration.test.ts',
   'runtime/test/integration/client.integration.test.ts',
   'runtime/test/integration/cache-client.integration.test.ts',
+  'runtime/test/integration/cache-index.integration.test.ts',
+  'runtime/test/integration/priority.integration.test.ts',
+  'runtime/test/faults/read-your-writes.integration.test.ts',
   'runtime/test/integration/controller.integration.test.ts',
   'runtime/test/integration/manager.integration.test.ts',
   'runtime/test/webhook/webhook.integration.test.ts',
@@ -49,7 +56,7 @@ function parseArgs(argv) {
     else if (arg.startsWith('--versions=')) options.versions = arg.slice('--versions='.length);
     else {
       console.error(`envtest-compat: unknown argument ${JSON.stringify(arg)}`);
-      console.error('hint: node scripts/envtest-compat.mjs [--versions 1.34.2,1.35.4] [--build-only]');
+      console.error('hint: node scripts/envtest-compat.mjs [--versions all|1.35.4,1.36.3] [--build-only]');
       process.exit(2);
     }
   }
@@ -82,10 +89,17 @@ function run(command, args, { env = process.env, timeoutMs, stdout = 'inherit' }
 
 async function main() {
   const options = parseArgs(process.argv.slice(2));
-  const { compatibilityVersions, resolveRelease } = await import(path.join(repo, 'dist/envtest/versions.js'));
-  const versions = options.versions
-    ? options.versions.split(',').map((v) => resolveRelease(v.trim()).version)
-    : compatibilityVersions();
+  const { compatibilityRun } = await import(path.join(repo, 'dist/envtest/versions.js'));
+  let versions;
+  try {
+    versions = compatibilityRun(options.versions);
+  } catch (error) {
+    console.error(`envtest-compat: ${error.message}`);
+    console.error(
+      'hint: pass --versions all, or some of the versions above separated by commas (--versions 1.35.4,1.36.3)',
+    );
+    process.exit(2);
+  }
   const cli = path.join(repo, 'bin/kubesmith.js');
 
   const dirs = new Map();

@@ -16,9 +16,11 @@ export {
 } from './resolve.js';
 export {
   BINARIES,
+  compatibilityRun,
   compatibilityVersions,
   DEFAULT_K8S_VERSION,
   resolveRelease,
   supportedVersions,
+  verifiedVersions,
   type K8sRelease,
 } from './versions.js';

@@ -8,9 +8,11 @@ import {
   DEFAULT_K8S_VERSION,
   defaultCacheRoot,
   ensureEnvtestBinaries,
+  compatibilityRun,
   compatibilityVersions,
   resolveRelease,
   stagingModules,
+  verifiedVersions,
   type BuildRequest,
 } from '../../src/envtest/index.js';
 
@@ -179,9 +181,24 @@ describe('versions', () => {
 
   it('runs the compatibility suite on verified releases other than the default, each one the Go build makes', () => {
     const versions = compatibilityVersions();
-    expect(versions).toContain('1.36.3');
     expect(versions).not.toContain(DEFAULT_K8S_VERSION);
     for (const version of versions) expect(resolveRelease(version).version).toBe(version);
+  });
+
+  it("runs npm test's compatibility suite on the oldest supported release, the largest gap from the default", () => {
+    expect(compatibilityVersions()).toEqual(['1.34.2']);
+    expect(compatibilityRun()).toEqual(['1.34.2']);
+  });
+
+  it("takes --versions all as every supported minor's verified patch, oldest first", () => {
+    expect(verifiedVersions()).toEqual(['1.34.2', '1.35.4', '1.36.3', DEFAULT_K8S_VERSION]);
+    expect(compatibilityRun('all')).toEqual(verifiedVersions());
+  });
+
+  it('takes --versions as a list in its order, each version once, and refuses one the Go build cannot make', () => {
+    expect(compatibilityRun('1.36.3, v1.35.4,1.36.3')).toEqual(['1.36.3', '1.35.4']);
+    expect(() => compatibilityRun('1.35.4,1.29.0')).toThrow('unsupported Kubernetes version "1.29.0"');
+    expect(() => compatibilityRun('')).toThrow('unsupported Kubernetes version ""');
   });
 
   it('refuses an unknown version and lists the supported ones', () => {
