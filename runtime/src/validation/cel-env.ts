@@ -50,6 +50,7 @@ import {
 } from './quantity.js';
 import { compareSemver, parseSemver, Semver } from './semver.js';
 import { format, formatCheckError, type StaticArg } from './string-format.js';
+import { GO_ESCAPES } from './values.js';
 import {
   isURL,
   ParsedURL,
@@ -101,24 +102,13 @@ function equal(a: CelValue, b: CelValue): boolean {
 const compare = (a: CelValue, b: CelValue): number =>
   (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0;
 
-/** cel-go's strings.quote: these escapes, every other character as it is (not JSON.stringify's \\u0007). */
-const QUOTED: Record<string, string> = {
-  '\x07': '\\a',
-  '\b': '\\b',
-  '\f': '\\f',
-  '\n': '\\n',
-  '\r': '\\r',
-  '\t': '\\t',
-  '\v': '\\v',
-  '\\': '\\\\',
-  '"': '\\"',
-};
+/** cel-go's strings.quote: Go's escapes, every other character as it is. */
 function quote(s: string): string {
   let out = '"';
   for (const ch of s) {
     const cp = ch.codePointAt(0)!;
     // A lone surrogate is no character: U+FFFD, as cel-go writes for invalid UTF-8.
-    out += QUOTED[ch] ?? (cp >= 0xd800 && cp <= 0xdfff ? '\ufffd' : ch);
+    out += GO_ESCAPES[ch] ?? (cp >= 0xd800 && cp <= 0xdfff ? '\ufffd' : ch);
   }
   return `${out}"`;
 }

@@ -13,7 +13,11 @@ export interface FieldProblem {
   warning?: true;
 }
 
-const GO_ESCAPES: Record<string, string> = {
+/**
+ * Go's escapes of a quoted string (strconv.Quote's, which cel-go's strings.quote shares): every other
+ * character as it is, not JSON.stringify's \u0007.
+ */
+export const GO_ESCAPES: Readonly<Record<string, string>> = {
   '\x07': '\\a',
   '\b': '\\b',
   '\f': '\\f',
