@@ -173,8 +173,19 @@ describe.skipIf(binaries === undefined)('kubesmith build-installer', () => {
         expect(there.exitCode, `${kind} ${name} was installed: ${String(there.all)}`).toBe(0);
       }
 
+      const deleting = Date.now();
       const deleted = await kubectl('delete', '--wait', '--timeout=120s', '-f', install);
-      expect(deleted.exitCode, String(deleted.all)).toBe(0);
+      // What the API server says of a deletion that did not end: the CRD's Terminating condition names
+      // the step of its instance cleanup that failed or is still waiting.
+      const crd =
+        deleted.exitCode === 0
+          ? undefined
+          : await kubectl(
+              ...['get', 'crd', 'guestbooks.webapp.example.com', '--ignore-not-found'],
+              ...['-o', 'jsonpath={.status.conditions}{.metadata.finalizers}'],
+            );
+      expect(deleted.exitCode, `${String(deleted.all)}\nthe CRD: ${String(crd?.all)}`).toBe(0);
+      console.log(`install.yaml: deleted in ${Date.now() - deleting} ms`);
       for (const [kind, name] of objects) {
         const left = await kubectl('get', kind!, name!, '--ignore-not-found', '-o', 'name');
         expect(String(left.stdout), `${kind} ${name} is left`).toBe('');
