@@ -64,4 +64,30 @@ describe('the type mapper', () => {
       'types.ts:3:66: error: Root.boxedPair.v: a tuple has no CRD schema',
     ]);
   });
+
+  it('reads a name declared again in a namespace, or shadowed by a type parameter, as that, after the file-level one', () => {
+    const { schema, diagnostics } = schemaOf(`
+      type int32 = number & { readonly __kubesmithType?: 'int32' };
+      interface Item { name: string }
+      namespace inner {
+        export interface Item { size: number }
+        export interface Holder { item: Item; count: int32 }
+      }
+      interface Box<Item> { v: Item }
+      export interface Root {
+        item: Item; count: int32;
+        held: inner.Holder; boxed: Box<boolean>;
+        again: Item;
+      }`);
+    expect(diagnostics).toEqual([]);
+    const props = schema.properties ?? {};
+    const item = { type: 'object', required: ['name'], properties: { name: { type: 'string' } } };
+    expect(props['item']).toEqual(item);
+    expect(props['again']).toEqual(item);
+    expect(props['held']?.properties).toEqual({
+      item: { type: 'object', required: ['size'], properties: { size: { type: 'number' } } },
+      count: { type: 'integer', format: 'int32' },
+    });
+    expect(props['boxed']?.properties).toEqual({ v: { type: 'boolean' } });
+  });
 });
