@@ -56,49 +56,6 @@ export function referenceOf(
   return undefined;
 }
 
-/**
- * Type nodes and declarations through which a written type name sees only its file's names (its
- * imports, declarations and the globals): none of them declares a name of its own. A type parameter
- * (of a generic interface, alias or class, a mapped type's key), `infer`, a namespace or a function's
- * scope would; their names are resolved one by one.
- */
-const PASS_THROUGH = new Set([
-  ts.SyntaxKind.TypeReference,
-  ts.SyntaxKind.ArrayType,
-  ts.SyntaxKind.UnionType,
-  ts.SyntaxKind.IntersectionType,
-  ts.SyntaxKind.ParenthesizedType,
-  ts.SyntaxKind.TypeLiteral,
-  ts.SyntaxKind.TupleType,
-  ts.SyntaxKind.NamedTupleMember,
-  ts.SyntaxKind.OptionalType,
-  ts.SyntaxKind.RestType,
-  ts.SyntaxKind.TypeOperator,
-  ts.SyntaxKind.PropertySignature,
-  ts.SyntaxKind.PropertyDeclaration,
-  ts.SyntaxKind.IndexSignature,
-  ts.SyntaxKind.HeritageClause,
-  ts.SyntaxKind.ExpressionWithTypeArguments,
-]);
-const DECLARATIONS = new Set([
-  ts.SyntaxKind.InterfaceDeclaration,
-  ts.SyntaxKind.TypeAliasDeclaration,
-  ts.SyntaxKind.ClassDeclaration,
-]);
-
-/** Whether `id`, a type reference's name, resolves as any other reference to its name in its file. */
-function fileScoped(id: ts.Identifier): boolean {
-  const reference = id.parent;
-  if (!ts.isTypeReferenceNode(reference) || reference.typeName !== id) return false;
-  for (let node = reference.parent; ; node = node.parent) {
-    if (ts.isSourceFile(node)) return true;
-    if (PASS_THROUGH.has(node.kind)) continue;
-    if (!DECLARATIONS.has(node.kind)) return false;
-    const decl = node as ts.InterfaceDeclaration | ts.TypeAliasDeclaration | ts.ClassDeclaration;
-    if (decl.typeParameters || !ts.isSourceFile(decl.parent)) return false;
-  }
-}
-
 export class Resolver {
   private readonly packageNameOf: (fileName: string) => string | undefined;
   /**
@@ -107,12 +64,6 @@ export class Resolver {
    * at 200 kinds, 6,200 questions about 3,600 names.
    */
   private readonly symbols = new Map<ts.Node, ts.Symbol | undefined>();
-  /**
-   * The checker's symbol of each name written at a file's scope (fileScoped), by file and name: the same
-   * name means the same thing there however often it is written, and the checker's answer costs tens of
-   * microseconds (scopes walked, the import's alias followed): at 200 kinds, 3,600 names are ~700.
-   */
-  private readonly fileNames = new Map<ts.SourceFile, Map<string, ts.Symbol | undefined>>();
 
   constructor(
     private readonly checker: ts.TypeChecker,
@@ -212,14 +163,7 @@ export class Resolver {
 
   private symbolAt(node: ts.Node): ts.Symbol | undefined {
     if (this.symbols.has(node)) return this.symbols.get(node);
-    let symbol: ts.Symbol | undefined;
-    if (ts.isIdentifier(node) && fileScoped(node)) {
-      const sf = node.getSourceFile();
-      let names = this.fileNames.get(sf);
-      if (!names) this.fileNames.set(sf, (names = new Map()));
-      if (names.has(node.text)) symbol = names.get(node.text);
-      else names.set(node.text, (symbol = this.checker.getSymbolAtLocation(node)));
-    } else symbol = this.checker.getSymbolAtLocation(node);
+    const symbol = this.checker.getSymbolAtLocation(node);
     this.symbols.set(node, symbol);
     return symbol;
   }
