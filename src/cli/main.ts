@@ -68,7 +68,11 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
       out,
       cwd: io.cwd ?? process.cwd(),
       env: io.env ?? process.env,
-      stdin: io.stdin ?? process.stdin,
+      // Only when asked (import crd -): Node makes process.stdin on first use, a stream over fd 0 (about
+      // 5 ms), which no other command reads.
+      get stdin() {
+        return io.stdin ?? process.stdin;
+      },
     };
   };
 

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { run, tempDir, removeTemp } from '../helpers/run.js';
 import { kubesmithVersion } from '../../src/version.js';
 
@@ -48,6 +48,19 @@ describe('the kubesmith command', () => {
       expect(result.stderr).toMatch(/unknown command 'inti'/);
       expect(result.stderr).toMatch(/Did you mean init\?/);
     } finally {
+      await removeTemp(dir);
+    }
+  });
+
+  it('a command that reads no standard input leaves process.stdin alone (Node makes it on first use)', async () => {
+    const dir = await tempDir();
+    const stdin = vi.spyOn(process, 'stdin', 'get');
+    try {
+      const result = await run(dir, 'manifests');
+      expect(result.code).not.toBe(0); // no PROJECT here: it stops once it has its context
+      expect(stdin).not.toHaveBeenCalled();
+    } finally {
+      stdin.mockRestore();
       await removeTemp(dir);
     }
   });
