@@ -135,6 +135,36 @@ console.log(loaded.some((file) => file.endsWith('registry.js')), loaded.filter((
     expect(out.trim().split('\n')).toEqual(['true 0', 'ok']);
   });
 
+  it("making a manager with a logger of its own leaves stderr alone: no stream of Node's is loaded", () => {
+    // A default logger looks at stderr (is it a terminal?), which makes process.stderr: Node's streams
+    // and, on a pipe, net, a few ms of a start. The webhook server's defaults made one and threw it away.
+    const kubeconfig = path.join(dir, 'own-logger');
+    writeFileSync(
+      kubeconfig,
+      JSON.stringify({
+        clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:1' } }],
+        users: [{ name: 'u', user: { token: 't' } }],
+        contexts: [{ name: 'a', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'a',
+      }),
+    );
+    // No resolve hook (runChild's): module.register itself loads Node's streams. stderr is a pipe here.
+    const out = execFileSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const runtime = await import(${JSON.stringify(pathToFileURL(runtimeDist).href)});
+const kubeConfig = runtime.loadKubeConfig({ kubeconfig: ${JSON.stringify(kubeconfig)} });
+const lines = [];
+new runtime.Manager({ kubeConfig, handleSignals: false, logger: runtime.createLogger({ write: (line) => lines.push(line) }) });
+console.log(['stream', 'net', 'tty'].filter((name) => process.moduleLoadList.includes('NativeModule ' + name)).join(',') || 'none');`,
+      ],
+      { encoding: 'utf8', timeout: 30_000, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    expect(out.trim()).toBe('none');
+  });
+
   it('the hook would see client-node: a legacy auth-provider loads it, and only then', () => {
     const kubeconfig = path.join(dir, 'legacy');
     writeFileSync(
