@@ -170,6 +170,44 @@ console.log(['stream', 'net', 'tty'].filter((name) => process.moduleLoadList.inc
     expect(out.trim()).toBe('none');
   });
 
+  it('a kubeconfig as kubectl writes it is read without the yaml package (~60 ms to load); an anchor loads it', () => {
+    const kubectlStyle = [
+      'apiVersion: v1',
+      'clusters:',
+      '- cluster:',
+      '    server: https://127.0.0.1:1',
+      '  name: c',
+      'contexts:',
+      '- context:',
+      '    cluster: c',
+      '    user: u',
+      '  name: a',
+      'current-context: a',
+      'kind: Config',
+      'preferences: {}',
+      'users:',
+      '- name: u',
+      '  user:',
+      '    token: t',
+      '',
+    ].join('\n');
+    const anchored = kubectlStyle.replace('- context:', '- context: &ctx');
+    const yamlLoaded = (text: string, name: string) => {
+      const kubeconfig = path.join(dir, name);
+      writeFileSync(kubeconfig, text);
+      return runChild(`
+const { createRequire } = await import('node:module');
+const config = runtime.loadKubeConfig({ kubeconfig: ${JSON.stringify(kubeconfig)} });
+if ((await config.connection()).headers.Authorization !== 'Bearer t') throw new Error('no token');
+console.log(Object.keys(createRequire(import.meta.url).cache).some((file) => file.includes('/node_modules/yaml/')));
+`)
+        .trim()
+        .split('\n');
+    };
+    expect(yamlLoaded(kubectlStyle, 'kubectl-style')).toEqual(['false', 'ok']);
+    expect(yamlLoaded(anchored, 'anchored')).toEqual(['true', 'ok']);
+  });
+
   it('the hook would see client-node: a legacy auth-provider loads it, and only then', () => {
     const kubeconfig = path.join(dir, 'legacy');
     writeFileSync(
