@@ -4,15 +4,25 @@
  * package takes ~60 ms of a start to load, more than the rest of a manager's start to synced caches.
  * It reads that subset only, and gives up (undefined) on anything else: anchors and aliases, tags, flow
  * collections other than `{}` and `[]`, block scalars, multi-line or escaped strings it does not know,
- * several documents, tabs, CRLF line ends, duplicate keys, and any plain scalar that is not plainly a
- * string, true, false or null (numbers, and the words YAML 1.1 reads as booleans). The caller then
- * parses the text with the `yaml` package, so a kubeconfig reads the same either way: what this reader
- * returns is what `yaml.parse` returns for the same text.
+ * several documents, tabs, CRLF line ends, control characters and Unicode spaces, duplicate keys, and
+ * any plain scalar that is not plainly a string, true, false or null (numbers, and the words YAML 1.1
+ * reads as booleans). The caller then parses the text with the `yaml` package, so a kubeconfig reads
+ * the same either way: what this reader returns is what `yaml.parse` returns for the same text.
  */
 
 /** The parsed document, or undefined when the text is outside the subset. */
 export function parseBlockYaml(text: string): { value: unknown } | undefined {
-  if (/[\t\r\uFEFF]/.test(text)) return undefined;
+  // Tabs, CR, a byte order mark, control characters and the line breaks of YAML 1.1 (NEL, LS, PS):
+  // YAML has rules of its own for each. And the spaces JavaScript's trim() takes that YAML's does not
+  // (no-break and Unicode spaces): without them, trim() here takes exactly YAML's spaces.
+  if (
+    // eslint-disable-next-line no-control-regex -- finding control characters is the point
+    /[\t\r\uFEFF\x00-\x08\x0B\x0C\x0E-\x1F\x7F\x85\u2028\u2029\u00A0\u1680\u2000-\u200A\u202F\u205F\u3000]/.test(
+      text,
+    )
+  ) {
+    return undefined;
+  }
   const lines: Line[] = [];
   for (const raw of text.split('\n')) {
     const content = raw.trimStart();
