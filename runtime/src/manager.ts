@@ -80,6 +80,8 @@ export class Manager implements ControllerHost {
   private readonly controllers: Controller[] = [];
   private readonly recorders = new Map<string, EventRecorder>();
   private probeServer: ProbeServer | undefined;
+  /** The probe and metrics servers' start, which the caches do not wait for. */
+  private serversStarting: Promise<unknown> | undefined;
   private metricsServer: MetricsServer | undefined;
   /** The API server and credentials the manager's clients use; undefined with newClient and newInformer. */
   private readonly access: ClusterAccess | undefined;
@@ -267,6 +269,7 @@ export class Manager implements ControllerHost {
         this.serveProbes(this.config.healthProbeBindAddress),
         this.serveMetrics(),
       ]);
+      this.serversStarting = servers;
       // Webhooks answer on every replica, before the caches start: conversion needs no cache or lease, and
       // the list of a converted kind needs its webhook.
       if (this.webhookServer.paths().length > 0) {
@@ -355,6 +358,8 @@ export class Manager implements ControllerHost {
     await this.webhookServer.stop();
     await this.cache.stop();
     this.ownClient?.close();
+    // A server still binding (a start that failed or was stopped meanwhile) is closed once it listens.
+    await this.serversStarting?.catch(() => {});
     await this.probeServer?.stop();
     await this.metricsServer?.stop();
     this.state = 'stopped';

@@ -151,6 +151,31 @@ describe('Manager', () => {
     await running;
   });
 
+  it('closes the probe and metrics servers still binding when its caches fail to start', async () => {
+    // The caches do not wait for the servers: a cache that fails at once must not leave a server to
+    // start listening after the stop, keeping the process alive.
+    const informer = new ManualInformer();
+    informer.start = () => Promise.reject(new Error('cannot list guestbooks'));
+    const mgr = Manager.create({
+      newClient: () => new FakeClient(),
+      newInformer: () => informer,
+      metrics: { bindAddress: '127.0.0.1:0' },
+      healthProbeBindAddress: '127.0.0.1:0',
+      handleSignals: false,
+      logger: createLogger({ write: () => {} }),
+    });
+    controllerManagedBy(mgr)
+      .for(Guestbook)
+      .complete({ reconcile: async () => {} });
+    await expect(mgr.start()).rejects.toThrow('cannot list guestbooks');
+    // Both servers bound (by the time start() failed, or just after): both must be closed.
+    await waitFor(() => mgr.addresses.healthProbe !== undefined && mgr.addresses.metrics !== undefined);
+    for (const address of [mgr.addresses.healthProbe, mgr.addresses.metrics]) {
+      expect(address?.port).toBeGreaterThan(0);
+      await expect(fetch(`http://127.0.0.1:${address?.port}/healthz`)).rejects.toThrow();
+    }
+  });
+
   it('keeps a registry per manager: two managers in one process, user metrics and process metrics on /metrics', async () => {
     const one = testManager();
     const two = testManager();
