@@ -80,6 +80,8 @@ export class Manager implements ControllerHost {
   private readonly controllers: Controller[] = [];
   private readonly recorders = new Map<string, EventRecorder>();
   private probeServer: ProbeServer | undefined;
+  /** The probe and metrics servers' start, which the caches do not wait for. */
+  private serversStarting: Promise<unknown> | undefined;
   private metricsServer: MetricsServer | undefined;
   /** The API server and credentials the manager's clients use; undefined with newClient and newInformer. */
   private readonly access: ClusterAccess | undefined;
@@ -259,12 +261,23 @@ export class Manager implements ControllerHost {
       process.once('SIGINT', this.signalHandler);
     }
     try {
-      await this.serveProbes(this.config.healthProbeBindAddress);
-      await this.serveMetrics();
-      // Webhooks answer on every replica, before the caches sync: conversion needs no cache or lease.
-      if (this.webhookServer.paths().length > 0) await this.webhookServer.start();
+      // The probe and metrics servers start first and the caches do not wait for them to listen, as
+      // controller-runtime's HTTP servers start in goroutines of their own: the informers' first
+      // connection and list (a TLS handshake, the API server's time) go on while the servers bind. Both
+      // listen before the manager is ready; either failing to stops it.
+      const servers = Promise.all([
+        this.serveProbes(this.config.healthProbeBindAddress),
+        this.serveMetrics(),
+      ]);
+      this.serversStarting = servers;
+      // Webhooks answer on every replica, before the caches start: conversion needs no cache or lease, and
+      // the list of a converted kind needs its webhook.
+      if (this.webhookServer.paths().length > 0) {
+        await servers;
+        await this.webhookServer.start();
+      }
       this.logger.info('Starting caches');
-      await this.waitForCacheSync();
+      await Promise.all([servers, this.waitForCacheSync()]);
       if ((this.state as string) !== 'starting') return await this.done; // stopped meanwhile
       this.state = 'running';
       if (this.leaderElector) {
@@ -345,6 +358,8 @@ export class Manager implements ControllerHost {
     await this.webhookServer.stop();
     await this.cache.stop();
     this.ownClient?.close();
+    // A server still binding (a start that failed or was stopped meanwhile) is closed once it listens.
+    await this.serversStarting?.catch(() => {});
     await this.probeServer?.stop();
     await this.metricsServer?.stop();
     this.state = 'stopped';

@@ -87,11 +87,38 @@ interface Pending {
 export const RECONCILE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 export class Metrics {
-  /** The prom-client registry /metrics serves: register your own metrics on it. */
-  readonly registry: Registry;
+  private made: Registry | undefined;
+  /**
+   * The runtime's own series declared before the registry was made (a manager's controllers and cache
+   * declare theirs as they are built), declared on it when it is made; undefined from then on.
+   */
+  private deferred: (() => void)[] | undefined;
 
+  /**
+   * With no `registry`, this Metrics makes its own when it is first needed: the first scrape, or your
+   * first use of `registry` or of a method that reads or writes a series. Loading prom-client and making
+   * the series is then off a manager's start to synced caches (about 10 ms of it).
+   */
   constructor(registry?: Registry) {
-    this.registry = registry ?? new (promClient().Registry)();
+    this.made = registry;
+    this.deferred = registry ? undefined : [];
+  }
+
+  /** The prom-client registry /metrics serves: register your own metrics on it. */
+  get registry(): Registry {
+    if (this.made === undefined) {
+      this.made = new (promClient().Registry)();
+      const deferred = this.deferred ?? [];
+      this.deferred = undefined;
+      for (const declare of deferred) declare();
+    }
+    return this.made;
+  }
+
+  /** Runs `declare` now when the registry is made, else once it is (in the order of the calls). */
+  private whenMade(declare: () => void): void {
+    if (this.deferred) this.deferred.push(declare);
+    else declare();
   }
 
   /** The counter `name`, created on first use with these label names. */
@@ -155,12 +182,12 @@ export class Metrics {
    * several series per reconcile. The series exists, at 0, from the start.
    */
   boundCounter(name: string, help: string, labels: Labels): BoundCounter {
-    const counter = this.counter(name, help, Object.keys(labels));
-    counter.inc(labels, 0);
+    let counter: Counter<string> | undefined;
     const series: BoundCounter & Pending = {
       value: 0,
+      // Called when the counter is read: the registry, and so the counter, exists.
       flush: () => {
-        if (series.value === 0) return;
+        if (series.value === 0 || counter === undefined) return;
         counter.inc(labels, series.value);
         series.value = 0;
       },
@@ -168,16 +195,20 @@ export class Metrics {
         series.value += by;
       },
     };
+    this.whenMade(() => {
+      counter = this.counter(name, help, Object.keys(labels));
+      counter.inc(labels, 0);
+    });
     this.pendingOf(name).push(series);
     return series;
   }
 
   /** One series of the gauge `name`, bound to `labels`, set as a plain number (see boundCounter). */
   boundGauge(name: string, help: string, labels: Labels, initial = 0): BoundGauge {
-    const gauge = this.gauge(name, help, Object.keys(labels));
+    let gauge: Gauge<string> | undefined;
     const series: BoundGauge & Pending = {
       value: initial,
-      flush: () => gauge.set(labels, series.value),
+      flush: () => gauge?.set(labels, series.value),
       set: (value) => {
         series.value = value;
       },
@@ -185,7 +216,10 @@ export class Metrics {
         series.value += by;
       },
     };
-    series.flush();
+    this.whenMade(() => {
+      gauge = this.gauge(name, help, Object.keys(labels));
+      series.flush();
+    });
     this.pendingOf(name).push(series);
     return series;
   }
@@ -202,7 +236,7 @@ export class Metrics {
     labels: Labels,
     buckets: readonly number[] = RECONCILE_BUCKETS,
   ): BoundHistogram {
-    const histogram = this.histogram(name, help, Object.keys(labels), buckets);
+    let histogram: Histogram<string> | undefined;
     const bounds = Float64Array.from(buckets);
     const counts = new Float64Array(bounds.length);
     let sum = 0;
@@ -210,7 +244,7 @@ export class Metrics {
     const series: BoundHistogram & Pending = {
       value: 0,
       flush: () => {
-        if (count === 0) return;
+        if (count === 0 || histogram === undefined) return;
         const target = histogramSeries(histogram, name, labels);
         for (let i = 0; i < bounds.length; i++) target.bucketValues[String(bounds[i])]! += counts[i]!;
         target.sum += sum;
@@ -228,6 +262,9 @@ export class Metrics {
         count++;
       },
     };
+    this.whenMade(() => {
+      histogram = this.histogram(name, help, Object.keys(labels), buckets);
+    });
     this.pendingOf(name).push(series);
     return series;
   }
@@ -243,20 +280,22 @@ export class Metrics {
     labelNames: readonly string[],
     collect: (set: (labels: Labels, value: number) => void) => void,
   ): void {
-    this.metric(
-      name,
-      promClient().Gauge,
-      () =>
-        new (promClient().Gauge)({
-          name,
-          help,
-          labelNames,
-          registers: [this.registry],
-          collect() {
-            this.reset();
-            collect((labels, value) => this.set(labels, value));
-          },
-        }),
+    this.whenMade(() =>
+      this.metric(
+        name,
+        promClient().Gauge,
+        () =>
+          new (promClient().Gauge)({
+            name,
+            help,
+            labelNames,
+            registers: [this.registry],
+            collect() {
+              this.reset();
+              collect((labels, value) => this.set(labels, value));
+            },
+          }),
+      ),
     );
   }
 

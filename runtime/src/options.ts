@@ -130,6 +130,22 @@ export const DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS = 30_000;
  */
 export function webhookServerConfig(options: WebhookServerOptions = {}): WebhookServerConfig {
   return {
+    ...webhookServingConfig(options),
+    logger: options.logger ?? createLogger(),
+    metrics: options.metrics ?? new Metrics(),
+    tracing: options.tracing,
+  };
+}
+
+/**
+ * The webhook server's serving options with their defaults, without its logger, metrics and tracing: the
+ * manager gives it its own, so withDefaults must not make the default ones (a default logger looks at
+ * stderr, which loads Node's streams and net, a few ms of every manager's start).
+ */
+function webhookServingConfig(
+  options: Omit<WebhookServerOptions, 'logger' | 'metrics' | 'tracing'>,
+): ManagerConfig['webhookServer'] {
+  return {
     host: options.host,
     port: options.port ?? DEFAULT_WEBHOOK_PORT,
     // controller-runtime's certificate directory.
@@ -155,9 +171,6 @@ export function webhookServerConfig(options: WebhookServerOptions = {}): Webhook
     tlsMinVersion: options.tlsMinVersion ?? DEFAULT_TLS_MIN_VERSION,
     tlsCiphers: options.tlsCiphers ?? FORWARD_SECRET_CIPHERS,
     enableHttp2: options.enableHttp2 ?? false,
-    logger: options.logger ?? createLogger(),
-    metrics: options.metrics ?? new Metrics(),
-    tracing: options.tracing,
   };
 }
 
@@ -196,12 +209,6 @@ export function metricsConfig(options: MetricsOptions = {}): MetricsConfig {
  */
 export function withDefaults(options: ManagerOptions = {}): ManagerConfig {
   const { cache = {}, client = {}, leaderElection = {}, controller = {}, tracing = {} } = options;
-  const {
-    logger: _logger,
-    metrics: _metrics,
-    tracing: _tracing,
-    ...webhookServer
-  } = webhookServerConfig(options.webhookServer);
   return {
     kubeConfig: options.kubeConfig,
     cache: {
@@ -220,7 +227,7 @@ export function withDefaults(options: ManagerOptions = {}): ManagerConfig {
     },
     metrics: metricsConfig(options.metrics),
     healthProbeBindAddress: options.healthProbeBindAddress ?? ':8081',
-    webhookServer,
+    webhookServer: webhookServingConfig(options.webhookServer ?? {}),
     leaderElection: {
       ...leaderElection,
       enabled: leaderElection.enabled ?? false,

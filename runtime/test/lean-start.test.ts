@@ -112,9 +112,10 @@ console.log(['stream', 'os'].filter((name) => process.moduleLoadList.includes('N
     expect(builtins.trim()).toBe('none');
   });
 
-  it("making a manager loads prom-client's registry and metrics, not its default metrics or cluster code", () => {
-    // Those load through prom-client's index: 100 to 300 ms of a manager's start, for a first scrape's
-    // process metrics (loaded then) and features the runtime does not use.
+  it('making a manager and its controllers loads no prom-client; a read of its metrics loads the registry, not its default metrics or cluster code', () => {
+    // prom-client's registry and metrics (~10 ms with the series a controller declares) come with the
+    // first scrape, off the start to synced caches. Its index would load default metrics, Pushgateway and
+    // cluster aggregation too: 100 to 300 ms, for features the runtime does not use.
     const kubeconfig = path.join(dir, 'metrics');
     writeFileSync(
       kubeconfig,
@@ -127,12 +128,84 @@ console.log(['stream', 'os'].filter((name) => process.moduleLoadList.includes('N
     );
     const out = runChild(`
 const { createRequire } = await import('node:module');
+const loaded = () => Object.keys(createRequire(import.meta.url).cache).filter((file) => file.includes('prom-client'));
 const kubeConfig = runtime.loadKubeConfig({ kubeconfig: ${JSON.stringify(kubeconfig)} });
-new runtime.Manager({ kubeConfig, handleSignals: false });
-const loaded = Object.keys(createRequire(import.meta.url).cache).filter((file) => file.includes('prom-client'));
-console.log(loaded.some((file) => file.endsWith('registry.js')), loaded.filter((file) => /index|cluster|defaultMetrics|pushgateway/.test(file)).length);
+const mgr = new runtime.Manager({ kubeConfig, handleSignals: false });
+const Widget = runtime.groupVersion('example.com', 'v1').kind('Widget', { plural: 'widgets' });
+runtime.controllerManagedBy(mgr).for(Widget).complete({ reconcile: async () => {} });
+console.log(loaded().length);
+const text = await mgr.metrics.render();
+console.log(loaded().some((file) => file.endsWith('registry.js')), loaded().filter((file) => /index|cluster|defaultMetrics|pushgateway/.test(file)).length, text.includes('controller_runtime_reconcile_total{controller="widget",result="success"} 0'));
 `);
-    expect(out.trim().split('\n')).toEqual(['true 0', 'ok']);
+    expect(out.trim().split('\n')).toEqual(['0', 'true 0 true', 'ok']);
+  });
+
+  it("making a manager with a logger of its own leaves stderr alone: no stream of Node's is loaded", () => {
+    // A default logger looks at stderr (is it a terminal?), which makes process.stderr: Node's streams
+    // and, on a pipe, net, a few ms of a start. The webhook server's defaults made one and threw it away.
+    const kubeconfig = path.join(dir, 'own-logger');
+    writeFileSync(
+      kubeconfig,
+      JSON.stringify({
+        clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:1' } }],
+        users: [{ name: 'u', user: { token: 't' } }],
+        contexts: [{ name: 'a', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'a',
+      }),
+    );
+    // No resolve hook (runChild's): module.register itself loads Node's streams. stderr is a pipe here.
+    const out = execFileSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const runtime = await import(${JSON.stringify(pathToFileURL(runtimeDist).href)});
+const kubeConfig = runtime.loadKubeConfig({ kubeconfig: ${JSON.stringify(kubeconfig)} });
+const lines = [];
+new runtime.Manager({ kubeConfig, handleSignals: false, logger: runtime.createLogger({ write: (line) => lines.push(line) }) });
+console.log(['stream', 'net', 'tty'].filter((name) => process.moduleLoadList.includes('NativeModule ' + name)).join(',') || 'none');`,
+      ],
+      { encoding: 'utf8', timeout: 30_000, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    expect(out.trim()).toBe('none');
+  });
+
+  it('a kubeconfig as kubectl writes it is read without the yaml package (~60 ms to load); an anchor loads it', () => {
+    const kubectlStyle = [
+      'apiVersion: v1',
+      'clusters:',
+      '- cluster:',
+      '    server: https://127.0.0.1:1',
+      '  name: c',
+      'contexts:',
+      '- context:',
+      '    cluster: c',
+      '    user: u',
+      '  name: a',
+      'current-context: a',
+      'kind: Config',
+      'preferences: {}',
+      'users:',
+      '- name: u',
+      '  user:',
+      '    token: t',
+      '',
+    ].join('\n');
+    const anchored = kubectlStyle.replace('- context:', '- context: &ctx');
+    const yamlLoaded = (text: string, name: string) => {
+      const kubeconfig = path.join(dir, name);
+      writeFileSync(kubeconfig, text);
+      return runChild(`
+const { createRequire } = await import('node:module');
+const config = runtime.loadKubeConfig({ kubeconfig: ${JSON.stringify(kubeconfig)} });
+if ((await config.connection()).headers.Authorization !== 'Bearer t') throw new Error('no token');
+console.log(Object.keys(createRequire(import.meta.url).cache).some((file) => file.includes('/node_modules/yaml/')));
+`)
+        .trim()
+        .split('\n');
+    };
+    expect(yamlLoaded(kubectlStyle, 'kubectl-style')).toEqual(['false', 'ok']);
+    expect(yamlLoaded(anchored, 'anchored')).toEqual(['true', 'ok']);
   });
 
   it('the hook would see client-node: a legacy auth-provider loads it, and only then', () => {

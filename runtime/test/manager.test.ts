@@ -98,6 +98,84 @@ describe('Manager', () => {
     await running;
   });
 
+  it('starts its caches while its probe and metrics servers bind, and is ready once both listen', async () => {
+    // The informers' first connection and list need not wait for the servers (controller-runtime starts
+    // its HTTP servers in goroutines of their own): a start to synced caches is that much shorter.
+    const { mgr, informer, sync } = testManager();
+    const listeningAtCacheStart: unknown[] = [];
+    const start = informer.start.bind(informer);
+    informer.start = () => {
+      listeningAtCacheStart.push(mgr.addresses.healthProbe, mgr.addresses.metrics);
+      return start();
+    };
+    controllerManagedBy(mgr)
+      .for(Guestbook)
+      .complete({ reconcile: async () => {} });
+    sync();
+    const running = mgr.start();
+    await mgr.ready();
+    expect(listeningAtCacheStart).toEqual([undefined, undefined]);
+    expect(mgr.addresses.healthProbe?.port).toBeGreaterThan(0);
+    expect((await get(mgr.addresses.metrics?.port, '/metrics')).status).toBe(200);
+    expect(await get(mgr.addresses.healthProbe?.port, '/readyz')).toEqual({ status: 200, body: 'ok\n' });
+    await mgr.stop();
+    await running;
+  });
+
+  it('stops the informers it started when a server cannot bind', async () => {
+    const { mgr: first, sync } = testManager();
+    sync();
+    const running = first.start();
+    await first.ready();
+    const taken = first.addresses.metrics?.port;
+    // An informer that never syncs: the failed bind must not wait for it.
+    const informer = new ManualInformer();
+    informer.start = () => {
+      informer.started = true;
+      return new Promise<void>(() => {});
+    };
+    const second = Manager.create({
+      newClient: () => new FakeClient(),
+      newInformer: () => informer,
+      metrics: { bindAddress: `127.0.0.1:${taken}` },
+      healthProbeBindAddress: '127.0.0.1:0',
+      handleSignals: false,
+      logger: createLogger({ write: () => {} }),
+    });
+    controllerManagedBy(second)
+      .for(Guestbook)
+      .complete({ reconcile: async () => {} });
+    await expect(second.start()).rejects.toThrow(`127.0.0.1:${taken}`);
+    expect(informer.started).toBe(false);
+    await first.stop();
+    await running;
+  });
+
+  it('closes the probe and metrics servers still binding when its caches fail to start', async () => {
+    // The caches do not wait for the servers: a cache that fails at once must not leave a server to
+    // start listening after the stop, keeping the process alive.
+    const informer = new ManualInformer();
+    informer.start = () => Promise.reject(new Error('cannot list guestbooks'));
+    const mgr = Manager.create({
+      newClient: () => new FakeClient(),
+      newInformer: () => informer,
+      metrics: { bindAddress: '127.0.0.1:0' },
+      healthProbeBindAddress: '127.0.0.1:0',
+      handleSignals: false,
+      logger: createLogger({ write: () => {} }),
+    });
+    controllerManagedBy(mgr)
+      .for(Guestbook)
+      .complete({ reconcile: async () => {} });
+    await expect(mgr.start()).rejects.toThrow('cannot list guestbooks');
+    // Both servers bound (by the time start() failed, or just after): both must be closed.
+    await waitFor(() => mgr.addresses.healthProbe !== undefined && mgr.addresses.metrics !== undefined);
+    for (const address of [mgr.addresses.healthProbe, mgr.addresses.metrics]) {
+      expect(address?.port).toBeGreaterThan(0);
+      await expect(fetch(`http://127.0.0.1:${address?.port}/healthz`)).rejects.toThrow();
+    }
+  });
+
   it('keeps a registry per manager: two managers in one process, user metrics and process metrics on /metrics', async () => {
     const one = testManager();
     const two = testManager();

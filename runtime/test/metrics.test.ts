@@ -113,6 +113,42 @@ describe('Metrics', () => {
     expect(() => series.observe(Number.NaN)).toThrow('Value is not a valid number: NaN');
   });
 
+  it('series bound before the registry is made show at the first read, in their order, with what they counted', async () => {
+    // A manager's controllers and cache bind their series as they are built; the registry (and
+    // prom-client) comes with the first scrape. The text must be what it was when they were made at once.
+    const bind = (metrics: Metrics) => {
+      const adds = metrics.boundCounter('workqueue_adds_total', 'Adds.', { name: 'a' });
+      const depth = metrics.boundGauge('workqueue_depth', 'Depth.', { name: 'a' }, 2);
+      const idle = metrics.boundCounter('workqueue_retries_total', 'Retries.', { name: 'a' });
+      const time = metrics.boundHistogram('time_seconds', 'Time.', { controller: 'a' }, [0.5, 1]);
+      metrics.collectedGauge('cached_objects', 'Objects.', ['kind'], (set) => set({ kind: 'Widget' }, 7));
+      return { adds, depth, idle, time };
+    };
+    const eager = new Metrics();
+    void eager.registry; // made at once, as before
+    const lazy = new Metrics();
+    const series = [bind(eager), bind(lazy)];
+    for (const { adds, depth, time } of series) {
+      adds.inc(3);
+      depth.inc();
+      time.observe(0.75);
+    }
+    const text = await lazy.render();
+    expect(text).toBe(await eager.render());
+    for (const line of [
+      'workqueue_adds_total{name="a"} 3',
+      'workqueue_depth{name="a"} 3',
+      'workqueue_retries_total{name="a"} 0',
+      'time_seconds_count{controller="a"} 1',
+      'cached_objects{kind="Widget"} 7',
+    ]) {
+      expect(text).toContain(line);
+    }
+    // Series bound once the registry exists are declared at once.
+    lazy.boundCounter('late_total', 'Late.', {}).inc();
+    expect(await lazy.value('late_total')).toBe(1);
+  });
+
   it('collects the process metrics once per process', async () => {
     expect(processRegistry()).toBe(processRegistry());
     const text = await processRegistry().metrics();

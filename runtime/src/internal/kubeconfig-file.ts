@@ -7,6 +7,7 @@
  * tokenFile, and an exec command that has a `/`) is resolved against that file's directory.
  */
 import type * as YamlModule from 'yaml';
+import { parseBlockYaml } from './block-yaml.js';
 import { nodeFs, nodeModule, nodePath as path } from './node-modules.js';
 
 /** A kubeconfig larger than this is not one (a few clusters and users take kilobytes). */
@@ -90,8 +91,14 @@ export class KubeconfigError extends Error {
   }
 }
 
-/** The `yaml` package, loaded only when a kubeconfig is YAML (an in-cluster start reads none). */
+/**
+ * A YAML kubeconfig: read by the small block reader when it is written as kubectl and the tools write
+ * kubeconfigs, else (anchors, flow style, block scalars, numbers...) by the `yaml` package, which costs
+ * ~60 ms to load and is loaded only then. Both read a kubeconfig the same (block-yaml.ts).
+ */
 function parseYaml(text: string): unknown {
+  const simple = parseBlockYaml(text);
+  if (simple !== undefined) return simple.value;
   const yaml = nodeModule.createRequire(import.meta.url)('yaml') as typeof YamlModule;
   return yaml.parse(text, { maxAliasCount: 100 });
 }
