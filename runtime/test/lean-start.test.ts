@@ -170,6 +170,57 @@ console.log(['stream', 'net', 'tty'].filter((name) => process.moduleLoadList.inc
     expect(out.trim()).toBe('none');
   });
 
+  it("a manager's start takes Node's HTTP and TLS modules as require does: no ES import of them", () => {
+    // An ES import of a built-in module builds its ES face, which reads every export; from Node 22,
+    // node:http's exports include lazy getters for undici's WebSocket, so importing node:http loaded
+    // Node's whole fetch implementation (about 35 ms and 7 MiB of a start on Node 22 and 24). A resolve
+    // hook sees every ES import, on any Node: the start (probes, metrics, the informers' first
+    // connection to a closed port) must resolve none of them.
+    const kubeconfig = path.join(dir, 'builtins');
+    writeFileSync(
+      kubeconfig,
+      JSON.stringify({
+        clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:1' } }],
+        users: [{ name: 'u', user: { token: 't' } }],
+        contexts: [{ name: 'a', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'a',
+      }),
+    );
+    const hook = `export async function resolve(specifier, context, next) {
+      if (/^node:(http|https|http2|tls)$/.test(specifier)) process.stderr.write('imported ' + specifier + '\\n');
+      return next(specifier, context);
+    }`;
+    const script = `
+import { register } from 'node:module';
+register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(hook)}));
+const runtime = await import(${JSON.stringify(pathToFileURL(runtimeDist).href)});
+const kubeConfig = runtime.loadKubeConfig({ kubeconfig: ${JSON.stringify(kubeconfig)} });
+const mgr = new runtime.Manager({
+  kubeConfig,
+  handleSignals: false,
+  metrics: { bindAddress: '127.0.0.1:0' },
+  healthProbeBindAddress: '127.0.0.1:0',
+  logger: runtime.createLogger({ write: () => {} }),
+});
+const Widget = runtime.groupVersion('example.com', 'v1').kind('Widget', { plural: 'widgets' });
+runtime.controllerManagedBy(mgr).for(Widget).complete({ reconcile: async () => {} });
+void mgr.start().catch(() => {});
+const until = Date.now() + 10_000;
+while (!['http', 'https', 'tls'].every((name) => process.moduleLoadList.includes('NativeModule ' + name))) {
+  if (Date.now() > until) throw new Error('the start loaded no http, https and tls');
+  await new Promise((resolve) => setTimeout(resolve, 20));
+}
+await mgr.stop();
+console.log('ok');
+`;
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(child.stdout.trim(), child.stderr).toBe('ok');
+    expect(child.stderr.split('\n').filter((line) => line.startsWith('imported '))).toEqual([]);
+  });
+
   it('a kubeconfig as kubectl writes it is read without the yaml package (~60 ms to load); an anchor loads it', () => {
     const kubectlStyle = [
       'apiVersion: v1',

@@ -4,10 +4,15 @@
  * inside it, so the proxy never sees the requests. SOCKS proxies are not handled here (kubeconfig.ts
  * hands them to client-node).
  */
-import http from 'node:http';
-import https from 'node:https';
+import type Http from 'node:http';
+import type Https from 'node:https';
 import type { Duplex } from 'node:stream';
-import tls from 'node:tls';
+import type Tls from 'node:tls';
+
+// Taken as `require` takes them: an ES import of node:http loads undici from Node 22 (node-modules.ts).
+const http: typeof Http = process.getBuiltinModule('node:http');
+const https: typeof Https = process.getBuiltinModule('node:https');
+const tls: typeof Tls = process.getBuiltinModule('node:tls');
 
 type Callback = (err: Error | null, socket?: Duplex) => void;
 
@@ -19,18 +24,18 @@ export interface ProxyAgentOptions {
   /** How long the proxy may take to open the tunnel. */
   connectTimeoutMs: number;
   /** The agent's own settings (keep-alive...) and, for `https:`, its TLS options. */
-  agentOptions: https.AgentOptions;
+  agentOptions: Https.AgentOptions;
 }
 
 /** An agent whose connections are tunnels through `proxyUrl`. */
-export function proxyAgent(options: ProxyAgentOptions): http.Agent {
+export function proxyAgent(options: ProxyAgentOptions): Http.Agent {
   const agent =
     options.protocol === 'http:'
       ? new http.Agent(options.agentOptions)
       : new https.Agent(options.agentOptions);
   // Node's agents accept a createConnection that answers through its callback (the socket comes later).
   (agent as unknown as { createConnection: unknown }).createConnection = (
-    connect: tls.ConnectionOptions & { host?: string; port?: number },
+    connect: Tls.ConnectionOptions & { host?: string; port?: number },
     callback: Callback,
   ) => {
     openTunnel(options, connect.host ?? 'localhost', Number(connect.port)).then(
@@ -50,7 +55,7 @@ export function proxyAgent(options: ProxyAgentOptions): http.Agent {
 function openTunnel(options: ProxyAgentOptions, host: string, port: number): Promise<Duplex> {
   const proxy = options.proxyUrl;
   const authority = `${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${port}`;
-  const headers: http.OutgoingHttpHeaders = { Host: authority };
+  const headers: Http.OutgoingHttpHeaders = { Host: authority };
   if (proxy.username) {
     const credentials = `${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`;
     headers['Proxy-Authorization'] = `Basic ${Buffer.from(credentials).toString('base64')}`;
