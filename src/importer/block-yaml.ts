@@ -19,8 +19,20 @@ const UNSUPPORTED = Object.freeze({ unsupported: true });
 // eslint-disable-next-line no-control-regex -- the control characters are what it looks for
 const UNSUPPORTED_CHARACTERS = /[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]/;
 
-// A plain key (a name, a path, a dotted or dashed word) followed by `:` and a space or the line's end.
-const PLAIN_KEY = /[A-Za-z0-9_./$][A-Za-z0-9_./$@~+=-]*:(?= |$)/y;
+/** Characters a plain key may hold (a name, a path, a dotted or dashed word), by char code; 2 may start it. */
+const KEY_CHARACTERS = new Uint8Array(128);
+for (const ch of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./$')
+  KEY_CHARACTERS[ch.charCodeAt(0)] = 2;
+for (const ch of '@~+=-') KEY_CHARACTERS[ch.charCodeAt(0)] = 1;
+
+/** The index of the `:` that ends a plain key at `line[col]` (followed by a space or the line's end), or -1. */
+function plainKeyEnd(line: string, col: number): number {
+  if (KEY_CHARACTERS[line.charCodeAt(col)] !== 2) return -1;
+  let at = col + 1;
+  while (at < line.length && (KEY_CHARACTERS[line.charCodeAt(at)] ?? 0) > 0) at++;
+  if (line.charCodeAt(at) !== 0x3a /* : */) return -1;
+  return at + 1 === line.length || line.charCodeAt(at + 1) === 0x20 ? at : -1;
+}
 
 /** YAML limits implicit keys to 1024 characters; longer ones are left to the full parser and its error. */
 const MAX_KEY_LENGTH = 1000;
@@ -230,9 +242,10 @@ class BlockReader {
       if (inline) throw UNSUPPORTED;
       return this.sequence(i, col, depth);
     }
-    if (this.key(line, col) !== undefined) {
+    const key = this.key(line, col);
+    if (key !== undefined) {
       if (inline) throw UNSUPPORTED;
-      return this.mapping(i, col, depth);
+      return this.mapping(i, col, depth, key);
     }
     if (parent < 0) throw UNSUPPORTED; // a scalar document
     return this.scalar(i, col, parent);
@@ -248,20 +261,25 @@ class BlockReader {
       const source = line.slice(col + 1, end);
       return [quote === '"' ? doubleQuoted(source) : source.replace(/''/g, "'"), end + 2];
     }
-    PLAIN_KEY.lastIndex = col;
-    if (!PLAIN_KEY.test(line)) return undefined;
-    const key = line.slice(col, PLAIN_KEY.lastIndex - 1);
+    const end = plainKeyEnd(line, col);
+    if (end < 0) return undefined;
+    const key = line.slice(col, end);
     // A key YAML would read as null, a boolean or a number becomes some other string in JavaScript.
     if (typeof resolvePlain(key) !== 'string') throw UNSUPPORTED;
-    return [key, PLAIN_KEY.lastIndex];
+    return [key, end + 1];
   }
 
-  private mapping(i: number, indent: number, depth: number): Record<string, unknown> {
+  /** The mapping at line `i`, column `indent`, whose first key (and the column after it) is `first`. */
+  private mapping(
+    i: number,
+    indent: number,
+    depth: number,
+    first: [string, number],
+  ): Record<string, unknown> {
     const map: Record<string, unknown> = {};
-    let col = indent;
+    let found: [string, number] | undefined = first;
     for (;;) {
       const line = this.lines[i] as string;
-      const found = this.key(line, col);
       if (!found) throw UNSUPPORTED;
       const [key, after] = found;
       if (key.length > MAX_KEY_LENGTH || key === '__proto__' || Object.hasOwn(map, key)) throw UNSUPPORTED;
@@ -284,7 +302,7 @@ class BlockReader {
       const nextIndent = this.indents[i] as number;
       if (nextIndent < indent) return map;
       if (nextIndent > indent) throw UNSUPPORTED;
-      col = indent;
+      found = this.key(this.lines[i] as string, indent);
     }
   }
 

@@ -582,11 +582,11 @@ ${constant}`;
   private keywordMarkers(rest: JSONSchemaProps, use: Use, path: string): void {
     const V = '+kubebuilder:validation:';
     const m = use.markers;
-    const left = { ...rest } as Record<string, unknown>;
+    // The keywords said so far (a set: deleting them from a copy of `rest` cost a tenth of the emitter).
+    const said = new Set<string>(['type']);
     const take = <K extends keyof JSONSchemaProps>(key: K): JSONSchemaProps[K] => {
-      const value = rest[key];
-      delete left[key];
-      return value;
+      said.add(key);
+      return rest[key];
     };
     const num = (
       key:
@@ -649,7 +649,7 @@ ${constant}`;
     for (const key of ['allOf', 'anyOf', 'oneOf', 'not'] as const) {
       const value = (rest as Record<string, unknown>)[key];
       if (value === undefined) continue;
-      delete left[key];
+      said.add(key);
       m.push(`+kubesmith:validation:${key}=${markerJson(value)}`);
     }
     const defaultValue = take('default');
@@ -657,8 +657,7 @@ ${constant}`;
     const example = take('example');
     if (example !== undefined) use.fieldMarkers.push(`+kubesmith:example=${markerJson(example)}`);
     // `type` left over: an object's own keywords were taken by the type.
-    delete left['type'];
-    const unknown = Object.keys(left);
+    const unknown = Object.keys(rest).filter((key) => !said.has(key));
     if (unknown.length > 0)
       this.fail(path, `unsupported keyword${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`);
   }
