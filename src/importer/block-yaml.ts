@@ -236,17 +236,14 @@ class BlockReader {
    */
   private node(i: number, col: number, parent: number, depth: number, inline = false): unknown {
     if (depth > MAX_DEPTH) throw UNSUPPORTED;
+    // After `key: ` only a scalar may follow; scalar() and plainLine() leave `- x` and `a: b` there to the
+    // full parser.
+    if (inline) return this.scalar(i, col, parent);
     const line = this.lines[i] as string;
     const ch = line[col];
-    if (ch === '-' && (line.length === col + 1 || line[col + 1] === ' ')) {
-      if (inline) throw UNSUPPORTED;
-      return this.sequence(i, col, depth);
-    }
+    if (ch === '-' && (line.length === col + 1 || line[col + 1] === ' ')) return this.sequence(i, col, depth);
     const key = this.key(line, col);
-    if (key !== undefined) {
-      if (inline) throw UNSUPPORTED;
-      return this.mapping(i, col, depth, key);
-    }
+    if (key !== undefined) return this.mapping(i, col, depth, key);
     if (parent < 0) throw UNSUPPORTED; // a scalar document
     return this.scalar(i, col, parent);
   }
@@ -392,7 +389,7 @@ class BlockReader {
       at++;
     }
     this.next = this.skip(at);
-    return resolvePlain(parts.join(''));
+    return resolvePlain(parts.length === 1 ? (parts[0] as string) : parts.join(''));
   }
 
   private quoted(i: number, col: number, parent: number): string {
