@@ -236,6 +236,28 @@ const BOOLEAN_KEYWORDS = [
   'x-kubernetes-int-or-string',
 ] as const;
 
+/** The JSON type of each keyword above, by name. */
+const SCALAR_KEYWORD_TYPES = new Map<string, 'string' | 'number' | 'boolean'>([
+  ...STRING_KEYWORDS.map((key) => [key, 'string'] as const),
+  ...NUMBER_KEYWORDS.map((key) => [key, 'number'] as const),
+  ...BOOLEAN_KEYWORDS.map((key) => [key, 'boolean'] as const),
+]);
+
+/**
+ * Whether a scalar keyword of `schema` has the wrong type, found through the node's own few keys rather
+ * than by looking up each of the 23 keywords in every node of a big CRD.
+ */
+function scalarKeywordWrong(schema: Record<string, unknown>): boolean {
+  for (const key in schema) {
+    const expected = SCALAR_KEYWORD_TYPES.get(key);
+    if (expected === undefined) continue;
+    const value = schema[key];
+    if (value === undefined) continue;
+    if (typeof value !== expected || (expected === 'number' && !Number.isFinite(value))) return true;
+  }
+  return false;
+}
+
 /**
  * A child schema's problem with its path from the parent: the path is made on the way up only, as paths
  * made for every node cost the import of big CRDs more than the checks themselves.
@@ -256,15 +278,18 @@ function keywordTypeProblem(schema: unknown): { path: string; message: string } 
     path: `.${key}`,
     message: `must be ${what}, found ${show(schema[key])}`,
   });
-  for (const key of STRING_KEYWORDS)
-    if (schema[key] !== undefined && typeof schema[key] !== 'string') return bad(key, 'a string');
-  for (const key of NUMBER_KEYWORDS) {
-    const value = schema[key];
-    if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value)))
-      return bad(key, 'a number');
+  // In the order of the lists, so that the first wrong keyword is always the same one.
+  if (scalarKeywordWrong(schema)) {
+    for (const key of STRING_KEYWORDS)
+      if (schema[key] !== undefined && typeof schema[key] !== 'string') return bad(key, 'a string');
+    for (const key of NUMBER_KEYWORDS) {
+      const value = schema[key];
+      if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value)))
+        return bad(key, 'a number');
+    }
+    for (const key of BOOLEAN_KEYWORDS)
+      if (schema[key] !== undefined && typeof schema[key] !== 'boolean') return bad(key, 'true or false');
   }
-  for (const key of BOOLEAN_KEYWORDS)
-    if (schema[key] !== undefined && typeof schema[key] !== 'boolean') return bad(key, 'true or false');
   for (const key of ['required', 'x-kubernetes-list-map-keys']) {
     const value = schema[key];
     if (value !== undefined && !(Array.isArray(value) && value.every((v) => typeof v === 'string')))
