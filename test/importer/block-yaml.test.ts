@@ -304,6 +304,67 @@ function corpusText(w: Writer): string {
   return text;
 }
 
+/** Texts on the edges of what the fast reader takes, each compared with the yaml package. */
+const EDGE_CASES = [
+  // A comment ends a plain scalar: a more-indented line after it is not its continuation.
+  '- False\n- a #b\n ~\n',
+  'k: a # c\n  more\n',
+  'k: a\n  # c\n  more\n',
+  'x: 1\n  # c\n',
+  // Continuation lines may start with what starts other nodes elsewhere.
+  'k: a\n  - b\n  "c\n  [d]\n',
+  'k: a\n\n\n  b\n',
+  'k: a\n  : b\n',
+  'k: a\n  b: c\n',
+  // Quoted scalars over several lines, escapes, and what may follow them.
+  'k: "a\\\n    b"\n',
+  'k: "a  \n    b\n\n    c"\n',
+  "k: 'a''b\n\n  c '\n",
+  'k: "a" # c\n',
+  'k: "a"# c\n',
+  'k: "a": b\n',
+  'k: "\\x41\\u00e9\\U0001F600\\N\\_"\n',
+  'k: "\\q"\n',
+  '"k": 1\n"k": 2\n',
+  'k: 1\n"k": 2\n',
+  // Block scalars: chomping, leading and trailing empty lines, more-indented lines, what ends them.
+  'a: |+\n  x\n\n\nb: 1\n',
+  'a: |-\n\n  x\n   y\n\n  z\nb: 1\n',
+  'a: >\n  x\n  y\n\n  z\n',
+  'a: >\n  x\n    y\n  z\n',
+  'a: |\n  # not a comment\n  ---\nb: 1\n',
+  'a: |\n   \n  x\n',
+  'a: |2\n   x\n',
+  '- |\n x\n- >-\n y\n',
+  // Keys: numbers, booleans, nulls, merge keys, __proto__, long ones.
+  '1: a\n',
+  'true: a\n',
+  '~: a\n',
+  '<<: a\n',
+  '__proto__: a\n',
+  `${'k'.repeat(1100)}: a\n`,
+  // Documents: markers, empty documents, `...` without a document, directives.
+  '---\n---\na: 1\n...\n---\n',
+  '...\n',
+  'a: 1\n...\n...\n',
+  '--- a: 1\n',
+  '%YAML 1.2\n---\na: 1\n',
+  'a: 1\n---\nb\n',
+  // Collections: sequences at a key's indentation, compact ones, empty entries, wrong indentation.
+  'a:\n- 1\n- - 2\n  - 3\n-\nb: 2\n',
+  '- a: 1\n  b:\n  - 2\n- c\n',
+  'a: 1\n b: 2\n',
+  'a:\n  b: 1\n c: 2\n',
+  '- a\n  - b\n',
+  'a: []\nb: {}\nc: [ ]\nd: [1]\n',
+];
+
+describe('the block-YAML reader on edge cases', () => {
+  it.each(EDGE_CASES)('%j: the yaml package values, or left to it', (text) => {
+    expect(disagreement(text)).toBeUndefined();
+  });
+});
+
 describe('the block-YAML reader on generated documents', () => {
   it('agrees with the yaml package on 4000 generated texts, reading many of them itself', () => {
     const next = random(25);
