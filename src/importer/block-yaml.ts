@@ -69,13 +69,24 @@ const DOUBLE_QUOTED_ESCAPES: Readonly<Record<string, string>> = {
 
 /** The value of a plain scalar under YAML 1.2's core schema, as the yaml package resolves it. */
 export function resolvePlain(text: string): unknown {
+  // Decided by the first character: a null, a boolean or a number starts with one of these only.
+  switch (text[0]) {
+    case undefined:
+      return null;
+    case '~':
+      return text === '~' ? null : text;
+    case 'n':
+    case 'N':
+      return text === 'null' || text === 'Null' || text === 'NULL' ? null : text;
+    case 't':
+    case 'T':
+      return text === 'true' || text === 'True' || text === 'TRUE' ? true : text;
+    case 'f':
+    case 'F':
+      return text === 'false' || text === 'False' || text === 'FALSE' ? false : text;
+  }
   const first = text.charCodeAt(0);
-  // Only these can start a null, a boolean or a number: everything else is a string, decided at once.
-  const maybeNotString =
-    (first >= 0x30 && first <= 0x39) || '~nNtTfF+-.'.includes(text[0] ?? '') || text === '';
-  if (!maybeNotString) return text;
-  if (/^(?:~|[Nn]ull|NULL)?$/.test(text)) return null;
-  if (/^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/.test(text)) return text[0] === 't' || text[0] === 'T';
+  if (!((first >= 0x30 && first <= 0x39) || first === 0x2b || first === 0x2d || first === 0x2e)) return text;
   if (/^0o[0-7]+$/.test(text)) return parseInt(text.slice(2), 8);
   if (/^[-+]?[0-9]+$/.test(text)) return parseInt(text, 10);
   if (/^0x[0-9a-fA-F]+$/.test(text)) return parseInt(text.slice(2), 16);
@@ -366,13 +377,13 @@ class BlockReader {
 
   private plain(i: number, col: number, parent: number): unknown {
     let line = this.lines[i] as string;
-    let from = col;
-    const parts = [plainLine(line, col)];
+    let comment = line.indexOf(' #', col);
+    const parts = [plainLine(line, col, comment)];
     let breaks = 0;
     let at = i + 1;
     // More-indented lines continue the scalar, until a comment ends it (later lines then belong to the
     // parent, which leaves them to the full parser).
-    while (line.indexOf(' #', from) < 0 && at < this.lines.length) {
+    while (comment < 0 && at < this.lines.length) {
       const kind = this.kinds[at];
       if (kind === Kind.Blank) {
         breaks++;
@@ -381,10 +392,11 @@ class BlockReader {
       }
       if (kind !== Kind.Content || (this.indents[at] as number) <= parent) break;
       line = this.lines[at] as string;
-      from = this.indents[at] as number;
+      const from = this.indents[at] as number;
+      comment = line.indexOf(' #', from);
       // Any character but `#` (a comment line, which ends the scalar) may start a continuation line;
       // plainLine leaves `: ` to the full parser.
-      parts.push(breaks > 0 ? '\n'.repeat(breaks) : ' ', plainLine(line, from));
+      parts.push(breaks > 0 ? '\n'.repeat(breaks) : ' ', plainLine(line, from, comment));
       breaks = 0;
       at++;
     }
@@ -480,9 +492,11 @@ function isSequenceEntry(line: string, indent: number): boolean {
   return line[indent] === '-' && (line.length === indent + 1 || line[indent + 1] === ' ');
 }
 
-/** A plain scalar's text on one line from `col`: up to a comment, without trailing spaces. */
-function plainLine(line: string, col: number): string {
-  const comment = line.indexOf(' #', col);
+/**
+ * A plain scalar's text on one line from `col`: up to its comment (at `comment`, or -1), without trailing
+ * spaces.
+ */
+function plainLine(line: string, col: number, comment: number): string {
   const text = trimSpacesEnd(comment < 0 ? line.slice(col) : line.slice(col, comment));
   // `: ` or a final `:` would make a key: a mapping the reader does not expect here.
   if (text.includes(': ') || text.endsWith(':')) throw UNSUPPORTED;
