@@ -19,13 +19,13 @@ const UNSUPPORTED = Object.freeze({ unsupported: true });
 // eslint-disable-next-line no-control-regex -- the control characters are what it looks for
 const UNSUPPORTED_CHARACTERS = /[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]/;
 
-/** Characters a plain key may hold (a name, a path, a dotted or dashed word), by char code; 2 may start it. */
+/** The characters of a plain key (a name, a path, a dotted or dashed word) by char code: 2 may start one. */
 const KEY_CHARACTERS = new Uint8Array(128);
 for (const ch of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./$')
   KEY_CHARACTERS[ch.charCodeAt(0)] = 2;
 for (const ch of '@~+=-') KEY_CHARACTERS[ch.charCodeAt(0)] = 1;
 
-/** The index of the `:` that ends a plain key at `line[col]` (followed by a space or the line's end), or -1. */
+/** The index of the `:` ending a plain key at `line[col]` (then a space or the line's end), or -1. */
 function plainKeyEnd(line: string, col: number): number {
   if (KEY_CHARACTERS[line.charCodeAt(col)] !== 2) return -1;
   let at = col + 1;
@@ -110,7 +110,7 @@ const trimSpacesStart = (s: string) => {
   return s.slice(start);
 };
 
-/** The lines of a multi-line flow scalar folded as YAML does: a line break is a space, n empty lines n breaks. */
+/** A multi-line flow scalar's lines folded as YAML does: a break is a space, n empty lines n breaks. */
 function unfold(parts: readonly string[]): string {
   if (parts.length === 1) return parts[0] ?? '';
   let value = trimSpacesEnd(parts[0] ?? '');
