@@ -236,26 +236,60 @@ const BOOLEAN_KEYWORDS = [
   'x-kubernetes-int-or-string',
 ] as const;
 
+/** The JSON type of each keyword above, by name. */
+const SCALAR_KEYWORD_TYPES = new Map<string, 'string' | 'number' | 'boolean'>([
+  ...STRING_KEYWORDS.map((key) => [key, 'string'] as const),
+  ...NUMBER_KEYWORDS.map((key) => [key, 'number'] as const),
+  ...BOOLEAN_KEYWORDS.map((key) => [key, 'boolean'] as const),
+]);
+
+/**
+ * Whether a scalar keyword of `schema` has the wrong type, found through the node's own few keys rather
+ * than by looking up each of the 23 keywords in every node of a big CRD.
+ */
+function scalarKeywordWrong(schema: Record<string, unknown>): boolean {
+  for (const key in schema) {
+    const expected = SCALAR_KEYWORD_TYPES.get(key);
+    if (expected === undefined) continue;
+    const value = schema[key];
+    if (value === undefined) continue;
+    if (typeof value !== expected || (expected === 'number' && !Number.isFinite(value))) return true;
+  }
+  return false;
+}
+
+/**
+ * A child schema's problem with its path from the parent: the path is made on the way up only, as paths
+ * made for every node cost the import of big CRDs more than the checks themselves.
+ */
+const within = (prefix: string, found: { path: string; message: string }) => ({
+  path: `${prefix}${found.path}`,
+  message: found.message,
+});
+
 /**
  * The first keyword of a schema whose value has the wrong JSON type (the API server would not decode the
- * CRD). The importer writes these values into markers, so a string where a number belongs must never get
- * that far.
+ * CRD), with its path from the schema. The importer writes these values into markers, so a string where a
+ * number belongs must never get that far.
  */
-function keywordTypeProblem(schema: unknown, path: string): { path: string; message: string } | undefined {
-  if (!isObject(schema)) return { path, message: `a schema must be an object, found ${show(schema)}` };
+function keywordTypeProblem(schema: unknown): { path: string; message: string } | undefined {
+  if (!isObject(schema)) return { path: '', message: `a schema must be an object, found ${show(schema)}` };
   const bad = (key: string, what: string) => ({
-    path: `${path}.${key}`,
+    path: `.${key}`,
     message: `must be ${what}, found ${show(schema[key])}`,
   });
-  for (const key of STRING_KEYWORDS)
-    if (schema[key] !== undefined && typeof schema[key] !== 'string') return bad(key, 'a string');
-  for (const key of NUMBER_KEYWORDS) {
-    const value = schema[key];
-    if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value)))
-      return bad(key, 'a number');
+  // In the order of the lists, so that the first wrong keyword is always the same one.
+  if (scalarKeywordWrong(schema)) {
+    for (const key of STRING_KEYWORDS)
+      if (schema[key] !== undefined && typeof schema[key] !== 'string') return bad(key, 'a string');
+    for (const key of NUMBER_KEYWORDS) {
+      const value = schema[key];
+      if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value)))
+        return bad(key, 'a number');
+    }
+    for (const key of BOOLEAN_KEYWORDS)
+      if (schema[key] !== undefined && typeof schema[key] !== 'boolean') return bad(key, 'true or false');
   }
-  for (const key of BOOLEAN_KEYWORDS)
-    if (schema[key] !== undefined && typeof schema[key] !== 'boolean') return bad(key, 'true or false');
   for (const key of ['required', 'x-kubernetes-list-map-keys']) {
     const value = schema[key];
     if (value !== undefined && !(Array.isArray(value) && value.every((v) => typeof v === 'string')))
@@ -276,7 +310,7 @@ function keywordTypeProblem(schema: unknown, path: string): { path: string; mess
   if (rules !== undefined) {
     if (!Array.isArray(rules)) return bad('x-kubernetes-validations', 'a list of rules');
     for (const [i, rule] of rules.entries()) {
-      const at = `${path}.x-kubernetes-validations[${i}]`;
+      const at = `.x-kubernetes-validations[${i}]`;
       if (!isObject(rule) || typeof rule['rule'] !== 'string')
         return { path: at, message: 'a rule must have a string rule' };
       for (const key of ['message', 'messageExpression', 'reason', 'fieldPath'])
@@ -290,28 +324,28 @@ function keywordTypeProblem(schema: unknown, path: string): { path: string; mess
   if (properties !== undefined) {
     if (!isObject(properties)) return bad('properties', 'an object');
     for (const [name, child] of Object.entries(properties)) {
-      const found = keywordTypeProblem(child, `${path}.properties[${JSON.stringify(name)}]`);
-      if (found) return found;
+      const found = keywordTypeProblem(child);
+      if (found) return within(`.properties[${JSON.stringify(name)}]`, found);
     }
   }
   for (const key of ['items', 'not'] as const) {
     if (schema[key] !== undefined) {
-      const found = keywordTypeProblem(schema[key], `${path}.${key}`);
-      if (found) return found;
+      const found = keywordTypeProblem(schema[key]);
+      if (found) return within(`.${key}`, found);
     }
   }
   const extra = schema['additionalProperties'];
   if (extra !== undefined && typeof extra !== 'boolean') {
-    const found = keywordTypeProblem(extra, `${path}.additionalProperties`);
-    if (found) return found;
+    const found = keywordTypeProblem(extra);
+    if (found) return within('.additionalProperties', found);
   }
   for (const key of ['allOf', 'anyOf', 'oneOf'] as const) {
     const list = schema[key];
     if (list === undefined) continue;
     if (!Array.isArray(list)) return bad(key, 'a list of schemas');
     for (const [i, child] of list.entries()) {
-      const found = keywordTypeProblem(child, `${path}.${key}[${i}]`);
-      if (found) return found;
+      const found = keywordTypeProblem(child);
+      if (found) return within(`.${key}[${i}]`, found);
     }
   }
   return undefined;
@@ -350,7 +384,7 @@ function readVersion(origin: DocumentOrigin, value: unknown, at: string): CrdVer
     );
   }
   const typed = schema as JSONSchemaProps;
-  const wrong = keywordTypeProblem(typed, '');
+  const wrong = keywordTypeProblem(typed);
   if (wrong) {
     fail(
       origin,

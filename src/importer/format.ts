@@ -9,6 +9,7 @@
  * emitter could not fit in the width or holding other than ASCII (whose width Prettier measures its own
  * way). test/importer/format.test.ts holds the emitter to Prettier's output on the whole import corpus.
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type * as Prettier from 'prettier';
 import type { Options } from 'prettier';
@@ -93,6 +94,46 @@ export interface Formatter {
   format(file: string, content: string): Promise<string>;
 }
 
+/**
+ * The files Prettier 3 reads settings from (a package.json or package.yaml only when it has a `prettier`
+ * key, and .editorconfig only when asked to, but their presence is enough to leave the answer to it).
+ */
+const SETTINGS_FILES = [
+  '.prettierrc',
+  '.prettierrc.json',
+  '.prettierrc.yaml',
+  '.prettierrc.yml',
+  '.prettierrc.json5',
+  '.prettierrc.js',
+  '.prettierrc.ts',
+  '.prettierrc.mjs',
+  '.prettierrc.mts',
+  '.prettierrc.cjs',
+  '.prettierrc.cts',
+  '.prettierrc.toml',
+  'prettier.config.js',
+  'prettier.config.ts',
+  'prettier.config.mjs',
+  'prettier.config.mts',
+  'prettier.config.cjs',
+  'prettier.config.cts',
+  'package.json',
+  'package.yaml',
+  '.editorconfig',
+];
+
+/**
+ * Whether no directory from `dir` up holds a file Prettier could read settings from. Then its answer is
+ * known (none: a new project's settings) without loading Prettier, a twentieth of the import of 100 CRDs
+ * outside a project.
+ */
+function noSettingsFileAbove(dir: string): boolean {
+  for (let at = path.resolve(dir); ; at = path.dirname(at)) {
+    if (SETTINGS_FILES.some((name) => existsSync(path.join(at, name)))) return false;
+    if (path.dirname(at) === at) return true;
+  }
+}
+
 /** The formatter of files under `outDir`, Prettier loaded only when a file needs it. */
 export function formatter(outDir: string): Formatter {
   let loaded: Promise<typeof Prettier> | undefined;
@@ -103,9 +144,9 @@ export function formatter(outDir: string): Formatter {
     const dir = path.dirname(`${outDir}/${file}`);
     let resolved = byDir.get(dir);
     if (!resolved) {
-      resolved = prettier().then(
-        async (p) => (await p.resolveConfig(`${outDir}/${file}`)) ?? PROJECT_SETTINGS,
-      );
+      resolved = noSettingsFileAbove(dir)
+        ? Promise.resolve(PROJECT_SETTINGS)
+        : prettier().then(async (p) => (await p.resolveConfig(`${outDir}/${file}`)) ?? PROJECT_SETTINGS);
       byDir.set(dir, resolved);
     }
     return resolved;

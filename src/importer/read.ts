@@ -9,6 +9,7 @@ import path from 'node:path';
 import { KubesmithError } from '../errors.js';
 import { yaml } from '../lazy-yaml.js';
 import { printable } from '../printable.js';
+import { readBlockYaml } from './block-yaml.js';
 import type { DocumentOrigin } from './crd.js';
 
 export interface ReadLimits {
@@ -145,32 +146,41 @@ export async function readInputs(
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** The values of a text's documents, or the one-line error of the first that is not valid YAML. */
+function documentValues(name: string, text: string): unknown[] {
+  // Most inputs are block YAML as tools write it, which the fast reader reads alone; anything else, errors
+  // included, goes through the yaml package.
+  const fast = readBlockYaml(text);
+  if (fast) return fast;
+  const lines = new (yaml().LineCounter)();
+  const documents = yaml().parseAllDocuments(text, { prettyErrors: false, lineCounter: lines });
+  const list = Array.isArray(documents) ? documents : [documents];
+  return list.map((document, index) => {
+    const [problem] = document.errors;
+    if (problem) {
+      const at = lines.linePos(problem.pos[0]);
+      const where = at ? `:${at.line}:${at.col}` : '';
+      throw new KubesmithError(
+        `${name}${where}: document ${index + 1}: malformed YAML: ${printable(problem.message.split('\n')[0] ?? '')}`,
+        { hint: 'fix the YAML (or JSON) of the input; nothing was written' },
+      );
+    }
+    try {
+      return document.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) as unknown;
+    } catch (error) {
+      throw new KubesmithError(`${name}: document ${index + 1}: ${printable((error as Error).message)}`, {
+        hint: 'fix the YAML of the input; nothing was written',
+      });
+    }
+  });
+}
+
 /** The documents of the inputs (empty ones left out, a List's items each one). */
 export function parseDocuments(texts: readonly InputText[]): ParsedDocument[] {
   const out: ParsedDocument[] = [];
   for (const { name, text } of texts) {
-    const lines = new (yaml().LineCounter)();
-    const documents = yaml().parseAllDocuments(text, { prettyErrors: false, lineCounter: lines });
-    const list = Array.isArray(documents) ? documents : [documents];
-    for (const [index, document] of list.entries()) {
+    for (const [index, value] of documentValues(name, text).entries()) {
       const origin = { input: name, document: index + 1 };
-      const [problem] = document.errors;
-      if (problem) {
-        const at = lines.linePos(problem.pos[0]);
-        const where = at ? `:${at.line}:${at.col}` : '';
-        throw new KubesmithError(
-          `${name}${where}: document ${index + 1}: malformed YAML: ${printable(problem.message.split('\n')[0] ?? '')}`,
-          { hint: 'fix the YAML (or JSON) of the input; nothing was written' },
-        );
-      }
-      let value: unknown;
-      try {
-        value = document.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
-      } catch (error) {
-        throw new KubesmithError(`${name}: document ${index + 1}: ${printable((error as Error).message)}`, {
-          hint: 'fix the YAML of the input; nothing was written',
-        });
-      }
       if (value === null || value === undefined) continue;
       if (
         isObject(value) &&

@@ -250,6 +250,11 @@ describe('kubesmith import crd: bad input', () => {
       }),
       /^error: in\.yaml: document 1: \.spec\.versions\[0\]\.schema\.openAPIV3Schema\.properties\["spec"\]\.properties\["bad"\]\.maxLength: must be a number, found "3\\n\+kubebuilder/,
     ],
+    [
+      'a keyword the marker dialect cannot say',
+      crd({ extra: '\n              bad: {type: string, id: x}' }),
+      /^error: in\.yaml: document 1: version v1: \.spec\.bad: unsupported keyword id$/m,
+    ],
   ];
 
   it.each(cases)('%s: one positioned line, a hint, exit 1, nothing written', async (_name, text, message) => {

@@ -105,4 +105,18 @@ describe('import crd formats with the settings of the directory it writes to', (
       }
     }, 120_000);
   }
+
+  it("no settings file in any directory above: a new project's settings, as Prettier would find none", async () => {
+    dir = await tempDir('format');
+    // Prettier's own answer for the directory is no settings: the import then does without loading it.
+    expect(await prettier.resolveConfig(path.join(dir, 'types/x.ts'))).toBeNull();
+    const imported = await run(dir, 'import', 'crd', ...corpus(), '--out', 'types');
+    expect(imported.code).toBe(0);
+    const files = filesUnder(path.join(dir, 'types'));
+    expect(files.length).toBeGreaterThanOrEqual(40);
+    for (const [file, text] of files) {
+      const filepath = path.join(dir, 'types', file);
+      expect(await prettier.format(text, { ...PROJECT_SETTINGS, filepath }), file).toBe(text);
+    }
+  }, 120_000);
 });
