@@ -2,7 +2,8 @@
  * The lean-start rows of `npm run bench:runtime`: how long a process takes from its spawn to the point
  * where it can work, and its resident set there (after a GC). A bare Node start, Node importing
  * @kubesmith/runtime, Node importing @kubernetes/client-node, a runtime manager started to synced caches
- * with no objects (start-child.mjs) and controller-runtime's the same (its Go binary with a count of 0).
+ * with no objects (start-child.mjs), the floor under it (floor-start-child.mjs: the runtime imported and one
+ * HTTPS list sent, nothing else) and controller-runtime's start (its Go binary with a count of 0).
  * Each child prints a first line when it is there (the parent stops its clock at that line), then
  * {"rssMiB": ..., "cpuMs": ...}: its RSS after a GC, and the CPU time (user and system, every thread) it
  * had used at that line, steadier than the wall time on a busy machine; and exits. Rounds are
@@ -16,6 +17,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const START_CHILD = fileURLToPath(new URL('./start-child.mjs', import.meta.url));
+const FLOOR_CHILD = fileURLToPath(new URL('./floor-start-child.mjs', import.meta.url));
 const CHILD_TIMEOUT_MS = 120_000;
 
 /** Node code that prints `ready`, then its resident set after a GC and its CPU time until `ready`. */
@@ -74,6 +76,7 @@ export async function leanStartTimes({ kubeconfigPath, controllerRuntime, rounds
     "import('@kubesmith/runtime')": node(['-e', importing('@kubesmith/runtime')]),
     "import('@kubernetes/client-node')": node(['-e', importing('@kubernetes/client-node')]),
     'runtime manager, to caches synced at N=0': node([START_CHILD]),
+    'the floor: import the runtime, one HTTPS list': node([FLOOR_CHILD]),
     'controller-runtime, to caches synced at N=0': () =>
       timeToFirstLine(controllerRuntime, [kubeconfigPath, '0'], env),
   };
