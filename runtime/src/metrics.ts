@@ -90,9 +90,9 @@ export class Metrics {
   private made: Registry | undefined;
   /**
    * The runtime's own series declared before the registry was made (a manager's controllers and cache
-   * declare theirs as they are built), declared on it when it is made; undefined from then on.
+   * declare theirs as they are built), declared on it when it is made.
    */
-  private deferred: (() => void)[] | undefined;
+  private readonly deferred: (() => void)[] = [];
 
   /**
    * With no `registry`, this Metrics makes its own when it is first needed: the first scrape, or your
@@ -101,23 +101,20 @@ export class Metrics {
    */
   constructor(registry?: Registry) {
     this.made = registry;
-    this.deferred = registry ? undefined : [];
   }
 
   /** The prom-client registry /metrics serves: register your own metrics on it. */
   get registry(): Registry {
     if (this.made === undefined) {
       this.made = new (promClient().Registry)();
-      const deferred = this.deferred ?? [];
-      this.deferred = undefined;
-      for (const declare of deferred) declare();
+      for (const declare of this.deferred.splice(0)) declare();
     }
     return this.made;
   }
 
   /** Runs `declare` now when the registry is made, else once it is (in the order of the calls). */
   private whenMade(declare: () => void): void {
-    if (this.deferred) this.deferred.push(declare);
+    if (this.made === undefined) this.deferred.push(declare);
     else declare();
   }
 

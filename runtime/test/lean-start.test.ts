@@ -29,6 +29,24 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/**
+ * A kubeconfig in `dir` (JSON, as client-node's exportConfig writes it) for a cluster at a closed port of
+ * 127.0.0.1, with a token user unless `user` says otherwise; returns its path.
+ */
+function writeKubeconfig(name: string, user: Record<string, unknown> = { token: 't' }): string {
+  const kubeconfig = path.join(dir, name);
+  writeFileSync(
+    kubeconfig,
+    JSON.stringify({
+      clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:1' } }],
+      users: [{ name: 'u', user }],
+      contexts: [{ name: 'a', context: { cluster: 'c', user: 'u' } }],
+      'current-context': 'a',
+    }),
+  );
+  return kubeconfig;
+}
+
 function runChild(body: string): string {
   const script = `
 import { register } from 'node:module';
@@ -116,16 +134,7 @@ console.log(['stream', 'os'].filter((name) => process.moduleLoadList.includes('N
     // prom-client's registry and metrics (~10 ms with the series a controller declares) come with the
     // first scrape, off the start to synced caches. Its index would load default metrics, Pushgateway and
     // cluster aggregation too: 100 to 300 ms, for features the runtime does not use.
-    const kubeconfig = path.join(dir, 'metrics');
-    writeFileSync(
-      kubeconfig,
-      JSON.stringify({
-        clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:1' } }],
-        users: [{ name: 'u', user: { token: 't' } }],
-        contexts: [{ name: 'a', context: { cluster: 'c', user: 'u' } }],
-        'current-context': 'a',
-      }),
-    );
+    const kubeconfig = writeKubeconfig('metrics');
     const out = runChild(`
 const { createRequire } = await import('node:module');
 const loaded = () => Object.keys(createRequire(import.meta.url).cache).filter((file) => file.includes('prom-client'));
@@ -143,16 +152,7 @@ console.log(loaded().some((file) => file.endsWith('registry.js')), loaded().filt
   it("making a manager with a logger of its own leaves stderr alone: no stream of Node's is loaded", () => {
     // A default logger looks at stderr (is it a terminal?), which makes process.stderr: Node's streams
     // and, on a pipe, net, a few ms of a start. The webhook server's defaults made one and threw it away.
-    const kubeconfig = path.join(dir, 'own-logger');
-    writeFileSync(
-      kubeconfig,
-      JSON.stringify({
-        clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:1' } }],
-        users: [{ name: 'u', user: { token: 't' } }],
-        contexts: [{ name: 'a', context: { cluster: 'c', user: 'u' } }],
-        'current-context': 'a',
-      }),
-    );
+    const kubeconfig = writeKubeconfig('own-logger');
     // No resolve hook (runChild's): module.register itself loads Node's streams. stderr is a pipe here.
     const out = execFileSync(
       process.execPath,
@@ -176,16 +176,7 @@ console.log(['stream', 'net', 'tty'].filter((name) => process.moduleLoadList.inc
     // Node's whole fetch implementation (about 35 ms and 7 MiB of a start on Node 22 and 24). A resolve
     // hook sees every ES import, on any Node: the start (probes, metrics, the informers' first
     // connection to a closed port) must resolve none of them.
-    const kubeconfig = path.join(dir, 'builtins');
-    writeFileSync(
-      kubeconfig,
-      JSON.stringify({
-        clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:1' } }],
-        users: [{ name: 'u', user: { token: 't' } }],
-        contexts: [{ name: 'a', context: { cluster: 'c', user: 'u' } }],
-        'current-context': 'a',
-      }),
-    );
+    const kubeconfig = writeKubeconfig('builtins');
     const hook = `export async function resolve(specifier, context, next) {
       if (/^node:(http|https|http2|tls)$/.test(specifier)) process.stderr.write('imported ' + specifier + '\\n');
       return next(specifier, context);
@@ -260,16 +251,9 @@ console.log(Object.keys(createRequire(import.meta.url).cache).some((file) => fil
   });
 
   it('the hook would see client-node: a legacy auth-provider loads it, and only then', () => {
-    const kubeconfig = path.join(dir, 'legacy');
-    writeFileSync(
-      kubeconfig,
-      JSON.stringify({
-        clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:1' } }],
-        users: [{ name: 'u', user: { 'auth-provider': { name: 'oidc', config: { 'id-token': 'x' } } } }],
-        contexts: [{ name: 'a', context: { cluster: 'c', user: 'u' } }],
-        'current-context': 'a',
-      }),
-    );
+    const kubeconfig = writeKubeconfig('legacy', {
+      'auth-provider': { name: 'oidc', config: { 'id-token': 'x' } },
+    });
     const child = `const config = runtime.loadKubeConfig({ kubeconfig: ${JSON.stringify(kubeconfig)} });`;
     expect(runChild(child).trim()).toBe('ok');
     expect(() => runChild(`${child}\nawait config.connection();`)).toThrow(/client-node loaded/);

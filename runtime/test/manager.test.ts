@@ -32,6 +32,22 @@ function testManager() {
   return { mgr, informer, sync };
 }
 
+/** A manager on `informer` with a Guestbook controller, its servers on 127.0.0.1 (metrics at `metricsAddress`). */
+function guestbookManager(informer: ManualInformer, metricsAddress = '127.0.0.1:0'): Manager {
+  const mgr = Manager.create({
+    newClient: () => new FakeClient(),
+    newInformer: () => informer,
+    metrics: { bindAddress: metricsAddress },
+    healthProbeBindAddress: '127.0.0.1:0',
+    handleSignals: false,
+    logger: createLogger({ write: () => {} }),
+  });
+  controllerManagedBy(mgr)
+    .for(Guestbook)
+    .complete({ reconcile: async () => {} });
+  return mgr;
+}
+
 async function get(port: number | undefined, path: string): Promise<{ status: number; body: string }> {
   const response = await fetch(`http://127.0.0.1:${port}${path}`);
   return { status: response.status, body: await response.text() };
@@ -134,17 +150,7 @@ describe('Manager', () => {
       informer.started = true;
       return new Promise<void>(() => {});
     };
-    const second = Manager.create({
-      newClient: () => new FakeClient(),
-      newInformer: () => informer,
-      metrics: { bindAddress: `127.0.0.1:${taken}` },
-      healthProbeBindAddress: '127.0.0.1:0',
-      handleSignals: false,
-      logger: createLogger({ write: () => {} }),
-    });
-    controllerManagedBy(second)
-      .for(Guestbook)
-      .complete({ reconcile: async () => {} });
+    const second = guestbookManager(informer, `127.0.0.1:${taken}`);
     await expect(second.start()).rejects.toThrow(`127.0.0.1:${taken}`);
     expect(informer.started).toBe(false);
     await first.stop();
@@ -156,17 +162,7 @@ describe('Manager', () => {
     // start listening after the stop, keeping the process alive.
     const informer = new ManualInformer();
     informer.start = () => Promise.reject(new Error('cannot list guestbooks'));
-    const mgr = Manager.create({
-      newClient: () => new FakeClient(),
-      newInformer: () => informer,
-      metrics: { bindAddress: '127.0.0.1:0' },
-      healthProbeBindAddress: '127.0.0.1:0',
-      handleSignals: false,
-      logger: createLogger({ write: () => {} }),
-    });
-    controllerManagedBy(mgr)
-      .for(Guestbook)
-      .complete({ reconcile: async () => {} });
+    const mgr = guestbookManager(informer);
     await expect(mgr.start()).rejects.toThrow('cannot list guestbooks');
     // Both servers bound (by the time start() failed, or just after): both must be closed.
     await waitFor(() => mgr.addresses.healthProbe !== undefined && mgr.addresses.metrics !== undefined);
