@@ -105,15 +105,24 @@ export interface FileMarkers {
   package: Marker[];
   /** Markers of each declaration (interface, type alias, class, enum, property), in source order. */
   byNode: Map<ts.Node, Marker[]>;
-  /** The JSDoc (`/** *\/`) comment directly above each declaration, for descriptions. */
-  docs: Map<ts.Node, ts.CommentRange>;
+  /**
+   * The JSDoc (`/** *\/`) comment directly above a declaration, for descriptions; undefined for a node
+   * markers do not attach to. Read on demand: most declarations are never asked for one.
+   */
+  docOf(node: ts.Node): ts.CommentRange | undefined;
 }
 
 /** Collects and parses every marker of `sf`. Problems go to `report`. */
 export function collectFileMarkers(sf: ts.SourceFile, registry: MarkerRegistry, report: Report): FileMarkers {
   const file = report.displayPath(sf);
   const text = sf.getFullText();
-  const result: FileMarkers = { package: [], byNode: new Map(), docs: new Map() };
+  const docs = new Map<ts.Node, ts.CommentRange | undefined>();
+  const docOf = (node: ts.Node): ts.CommentRange | undefined => {
+    if (targetOf(node) === undefined) return undefined;
+    if (!docs.has(node)) docs.set(node, jsDocOf(ts.getLeadingCommentRanges(text, node.pos) ?? []));
+    return docs.get(node);
+  };
+  const result: FileMarkers = { package: [], byNode: new Map(), docOf };
   const attached = new Set<number>();
   const allComments = new Map<number, ts.CommentRange>();
 
@@ -134,8 +143,8 @@ export function collectFileMarkers(sf: ts.SourceFile, registry: MarkerRegistry, 
   };
 
   // Offsets of every `+` in the file. A marker line holds one, so a node whose text (its leading comments
-  // included) holds none has no marker in or before any of its tokens: below it, only declarations matter
-  // (for their docs), and they are found without listing tokens, which is most of the cost of a walk.
+  // included) holds none has no marker in or before any of its tokens: the walk does not go into it. The
+  // declarations there have no markers, and their docs are read when asked for (docOf).
   const plus: number[] = [];
   for (let at = text.indexOf('+'); at >= 0; at = text.indexOf('+', at + 1)) plus.push(at);
   const holdsPlus = (from: number, end: number): boolean => {
@@ -147,18 +156,6 @@ export function collectFileMarkers(sf: ts.SourceFile, registry: MarkerRegistry, 
       else hi = mid;
     }
     return lo < plus.length && plus[lo]! < end;
-  };
-
-  const visitDeclaration = (node: ts.Node): void => {
-    const target = targetOf(node);
-    if (target !== undefined) {
-      const doc = jsDocOf(ts.getLeadingCommentRanges(text, node.pos) ?? []);
-      if (doc) result.docs.set(node, doc);
-      result.byNode.set(node, []);
-    }
-    // getChildren's SyntaxList (a NodeArray made a node) has no children for forEachChild.
-    if (node.kind === Kind.SyntaxList) node.getChildren(sf).forEach(visitDeclaration);
-    else ts.forEachChild(node, visitDeclaration);
   };
 
   const jsDocOf = (ranges: readonly ts.CommentRange[]) =>
@@ -175,24 +172,16 @@ export function collectFileMarkers(sf: ts.SourceFile, registry: MarkerRegistry, 
    */
   const visit = (node: ts.Node, tokens: boolean): void => {
     if (node.kind >= Kind.FirstJSDocNode && node.kind <= Kind.LastJSDocNode) return;
-    if (!holdsPlus(node.pos, node.end)) {
-      visitDeclaration(node);
-      return;
-    }
+    if (!holdsPlus(node.pos, node.end)) return;
     const ranges = ts.getLeadingCommentRanges(text, node.pos) ?? [];
     for (const range of ranges) allComments.set(range.pos, range);
     const target = targetOf(node);
     if (target !== undefined) {
-      const doc = jsDocOf(ranges);
-      if (doc) result.docs.set(node, doc);
       result.byNode.set(node, []);
       if (ranges.length > 0) marked.push({ node, target, ranges });
       // Markers only in the comments above it are this declaration's (its first child's leading comments
-      // are the same ones): below it, only declarations matter, as in a node without a marker.
-      if (!holdsPlus(node.getStart(sf), node.end)) {
-        ts.forEachChild(node, visitDeclaration);
-        return;
-      }
+      // are the same ones): as in a node without a marker, the walk stops here.
+      if (!holdsPlus(node.getStart(sf), node.end)) return;
     }
     if (tokens) for (const child of node.getChildren(sf)) visit(child, true);
     else ts.forEachChild(node, (child) => visit(child, false));
@@ -202,7 +191,6 @@ export function collectFileMarkers(sf: ts.SourceFile, registry: MarkerRegistry, 
     // A `+` outside the comments found: in a comment only a token leads, or in code (`a + b`, a string).
     marked.length = 0;
     allComments.clear();
-    result.docs.clear();
     result.byNode.clear();
     visit(sf, true);
   }

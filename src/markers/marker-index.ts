@@ -35,7 +35,7 @@ export class MarkerIndex {
   /** The description of a declaration, from its JSDoc (description.ts). */
   descriptionOf(node: ts.Node): string | undefined {
     const sf = node.getSourceFile();
-    const range = this.fileMarkers(sf).docs.get(node);
+    const range = this.fileMarkers(sf).docOf(node);
     return range ? describe(commentTextLines(sf.getFullText(), range)) : undefined;
   }
 }

@@ -189,7 +189,7 @@ describe('collectFileMarkers', () => {
     ]);
     expect(names(result.byNode.get(name!))).toEqual(['kubebuilder:validation:MaxLength@13:6']);
     expect(names(result.package)).toEqual(['kubebuilder:rbac@1:4']);
-    expect(result.docs.get(replicas!)).toBeDefined();
+    expect(result.docOf(replicas!)).toBeDefined();
   });
 
   it('reports a misspelled marker and a misplaced one at file:line:col', () => {
@@ -254,10 +254,27 @@ describe('collectFileMarkers', () => {
         (m) => `${(m.value as { resources: string[] }).resources.join()}@${m.line}:${m.col}`,
       ),
     ).toEqual(['before-brace@10:6', 'in-body@14:6', 'at-end@25:4']);
-    const docs = [...result.docs].map(([node, range]) => [
-      (node as ts.NamedDeclaration).name?.getText(sf),
-      sf.text.slice(range.pos, range.end),
-    ]);
+    // Every declaration markers attach to, by a full walk of the file.
+    const declarations: ts.Node[] = [];
+    const walk = (node: ts.Node): void => {
+      if (
+        ts.isInterfaceDeclaration(node) ||
+        ts.isTypeAliasDeclaration(node) ||
+        ts.isClassDeclaration(node) ||
+        ts.isEnumDeclaration(node) ||
+        ts.isPropertySignature(node) ||
+        ts.isPropertyDeclaration(node)
+      )
+        declarations.push(node);
+      ts.forEachChild(node, walk);
+    };
+    walk(sf);
+    const docs = declarations.flatMap((node) => {
+      const range = result.docOf(node);
+      return range
+        ? [[(node as ts.NamedDeclaration).name?.getText(sf), sf.text.slice(range.pos, range.end)]]
+        : [];
+    });
     // No doc for leaf (its comment follows `{` on the same line) nor for the enum member (not a target).
     expect(docs).toEqual([
       ['Outer', '/** Outer. */'],
@@ -266,17 +283,10 @@ describe('collectFileMarkers', () => {
       ['W', '/** Widget. */'],
       ['size', '/** Size. */'],
     ]);
-    expect([...result.byNode.keys()].map((node) => (node as ts.NamedDeclaration).name?.getText(sf))).toEqual([
-      'Outer',
-      'nested',
-      'deep',
-      'leaf',
-      'text',
-      'tpl',
-      'E',
-      'W',
-      'size',
-    ]);
+    const member = sf.statements.find(ts.isEnumDeclaration)!.members[0]!;
+    expect(result.docOf(member)).toBeUndefined();
+    // The rbac lines are the file's; no declaration has a marker.
+    expect(declarations.map((node) => result.byNode.get(node) ?? [])).toEqual(declarations.map(() => []));
   });
 
   it('refuses integers out of the int64 range, or beyond what a number keeps exactly, at their position', () => {
