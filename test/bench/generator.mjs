@@ -4,7 +4,9 @@
  * and outputs unchanged), against `tsc --noEmit` (the floor: the TypeScript and lib files that ts-morph
  * bundles, see tsc.cjs; also the `typescript` package's own `tsc` bin) and against ts-json-schema-generator
  * and typescript-json-schema on the same types, and against controller-gen on the Go twin of the same API
- * (warm Go build cache). Then times `kubesmith create api` in a quick-start project. Prints the median wall
+ * (warm Go build cache), and against the program floor (program-floor.mjs: TypeScript's program over the same
+ * types, bound and its properties typed, nothing of kubesmith's own work; on one thread and split over two).
+ * Then times `kubesmith create api` in a quick-start project. Prints the median wall
  * time, CPU time and peak RSS of each as markdown tables (stdout).
  *
  * Two corpora (docs/benchmarks.md): `small` (synthetic.mjs, kinds of about 60 lines) and `realistic`
@@ -13,7 +15,7 @@
  * Options: --sizes 1,10 --runs 3 --corpus small|realistic|all (default all) --out results.md (also writes
  * the tables there).
  * Every process is checked: kubesmith must write one CRD per kind (and say `cached` on a re-run), the peers
- * must emit a schema per kind, tsc must exit 0, controller-gen's CRDs must be kubesmith's as data (the
+ * must emit a schema per kind, the program floor must type a property per kind, tsc must exit 0, controller-gen's CRDs must be kubesmith's as data (the
  * number of differing schema paths is reported), `create api` must write the kind's CRD.
  */
 import { spawnSync } from 'node:child_process';
@@ -79,6 +81,14 @@ const tools = {
       if (!ok || files.length !== kinds.length) throw new Error(`expected ${kinds.length} CRDs`);
     },
   },
+  'program floor': {
+    args: [here('./program-floor.mjs')],
+    check: (result, dir, kinds) => programFloorCheck(result, kinds),
+  },
+  'program floor (2 threads)': {
+    args: [here('./program-floor.mjs'), '--threads', '2'],
+    check: (result, dir, kinds) => programFloorCheck(result, kinds),
+  },
   tsc: {
     args: [here('./tsc.cjs'), '--noEmit', '-p', 'tsconfig.json'],
   },
@@ -104,6 +114,12 @@ const tools = {
     check: (result, dir, kinds) => definitionsOf(path.join(dir, 'tjs.json'), kinds),
   },
 };
+
+/** The program floor typed at least one property per kind. */
+function programFloorCheck(result, kinds) {
+  const { properties } = JSON.parse(result.stdout);
+  if (!(properties >= kinds.length)) throw new Error(`the program floor typed ${properties} properties`);
+}
 
 async function definitionsOf(file, kinds) {
   const { definitions } = JSON.parse(await readFile(file, 'utf8'));
@@ -219,6 +235,8 @@ async function measureSize(corpus, size, writeProject, writeGoTwin) {
       if (written.length !== kinds.length) throw new Error(`controller-gen wrote ${written.length} CRDs`);
     };
     await checkControllerGen();
+    // One untimed run of the program floor, so that its code cache is there, as kubesmith's is.
+    await measure(dir, tools['program floor'].args);
     const clean = async () => {
       await rm(path.join(dir, 'config'), { recursive: true, force: true });
       await rm(path.join(dir, 'node_modules/.cache'), { recursive: true, force: true });
@@ -231,12 +249,16 @@ async function measureSize(corpus, size, writeProject, writeGoTwin) {
       cold: [],
       rerun: [],
       controllerGen: [],
+      floor: [],
+      floor2: [],
       tsc: [],
       tscBin: [],
       tjsg: [],
       tjs: [],
     };
     const names = {
+      floor: 'program floor',
+      floor2: 'program floor (2 threads)',
       tsc: 'tsc',
       tscBin: 'tsc (typescript bin)',
       tjsg: 'ts-json-schema-generator',
@@ -343,6 +365,9 @@ function table(rows, metric) {
     'kubesmith (re-run)',
     'controller-gen (warm)',
     'cold / controller-gen',
+    'program floor',
+    'floor / controller-gen',
+    'floor, 2 threads',
     'tsc --noEmit',
     'cold / tsc',
     'tsc bin',
@@ -357,6 +382,9 @@ function table(rows, metric) {
     cell(r.rerun),
     cell(r.controllerGen),
     times(r.cold, r.controllerGen, metric),
+    cell(r.floor),
+    times(r.floor, r.controllerGen, metric),
+    cell(r.floor2),
     cell(r.tsc),
     times(r.cold, r.tsc, metric),
     cell(r.tscBin),
