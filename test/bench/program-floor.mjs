@@ -36,8 +36,12 @@ function apiFiles(root) {
 async function typeProperties(root, files) {
   const { ts } = await import(new URL('typescript/compiler.cjs', dist).href);
   const { apiProgram } = await import(new URL('typescript/api-program.js', dist).href);
+  // Which intersections are brands decides whether the smaller library serves, as in the generator.
+  const { brandSchema } = await import(new URL('schema/resolve.js', dist).href);
+  const isBrand = (checker, type) => brandSchema(checker, type) !== undefined;
   const read = (file) => readFileSync(file, 'utf8');
-  const { program } = apiProgram(root, files, new Map(), read, 'subset', () => false);
+  const { program, lib } = apiProgram(root, files, new Map(), read, 'subset', isBrand);
+  if (lib !== 'subset') throw new Error('the program floor needs the smaller library, as the generator has');
   const checker = program.getTypeChecker();
   let properties = 0;
   for (const file of files) {
