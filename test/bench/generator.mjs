@@ -132,6 +132,15 @@ async function definitionsOf(file, kinds) {
  * RSS and CPU time come from peak-rss.cjs, preloaded with NODE_OPTIONS: Node alone, the same for every
  * Node tool, on any OS.
  */
+/**
+ * The environment every timed process gets: this one without NODE_EXTRA_CA_CERTS. Node 20 reads and parses
+ * that whole certificate bundle while it starts (Debian's, 144 certificates: `node -e 0` took 0.114 s of CPU
+ * time with it and 0.035 s without on the machine of docs/benchmarks.md, medians of 21); Node 22 and later
+ * read it on first use of TLS, and no tool timed here makes a TLS connection. A machine that sets it (a
+ * corporate proxy's CA) pays that on Node 20 in every Node process, whatever the tool.
+ */
+const { NODE_EXTRA_CA_CERTS: extraCaCerts, ...timedEnv } = process.env;
+
 async function measure(cwd, args, extraEnv = {}) {
   const rssFile = path.join(cwd, `.rss-${process.pid}`);
   await rm(rssFile, { force: true });
@@ -139,7 +148,7 @@ async function measure(cwd, args, extraEnv = {}) {
   const result = spawnSync(process.execPath, args, {
     cwd,
     env: {
-      ...process.env,
+      ...timedEnv,
       ...extraEnv,
       NODE_OPTIONS: `--require ${here('./peak-rss.cjs')}`,
       BENCH_RSS_FILE: rssFile,
@@ -180,7 +189,12 @@ async function measureNative(cwd, command, args) {
     ? [GNU_TIME, '-f', '%M %U %S', '-o', rssFile, command, ...args]
     : [command, ...args];
   const started = process.hrtime.bigint();
-  const result = spawnSync(argv[0], argv.slice(1), { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const result = spawnSync(argv[0], argv.slice(1), {
+    cwd,
+    env: timedEnv,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
   if (result.status !== 0) {
     throw new Error(
@@ -438,6 +452,10 @@ ${results.map(({ name, rows }) => corpusReport(name, rows)).join('\n')}
 ${(createApi.ms / 1000).toFixed(2)} s wall, ${(createApi.cpu / 1000).toFixed(2)} s CPU, ${Math.round(createApi.mib)} MiB peak RSS.
 
 Load average (1 min) at the start ${loadStart.toFixed(2)}, at the end ${os.loadavg()[0].toFixed(2)}.
-`;
+${
+  extraCaCerts === undefined
+    ? ''
+    : '\nNODE_EXTRA_CA_CERTS was set here; every tool ran without it (Node 20 parses the bundle as it starts).\n'
+}`;
 process.stdout.write(report);
 if (values.out) await writeFile(values.out, report);
