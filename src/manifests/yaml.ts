@@ -163,11 +163,15 @@ function writeMap(
     const key = keys[i]!;
     const value = map[key];
     const start = i === 0 ? lead : indent;
-    const text = keyText(key);
+    // The caches are read here first: a call less per key and per value, in a loop run for every pair.
+    const text = keyTexts.get(key) ?? keyText(key);
     // The common values first: a one-line string or a number, on the key's line.
     if (typeof value === 'string') {
       if (value.includes('\n')) writeBlockString(lines, value, `${start}${text.open}`, nested);
-      else lines.pushScalar(start, text.pair, flowString(value));
+      else {
+        const scalar = (value.length <= MAX_CACHED && flowStrings.get(value)) || flowString(value);
+        lines.pushScalar(start, text.pair, scalar);
+      }
     } else if (typeof value === 'number' || typeof value === 'boolean' || value === null) {
       lines.pushScalar(start, text.pair, valueScalar(value));
     } else {
