@@ -93,6 +93,8 @@ function sourceFiles(dir: string, prefix = ''): string[] | undefined {
 
 /** The folders of dist/ whose modules make the generator (docs/architecture.md). */
 const GENERATOR_FOLDERS = ['typescript', 'markers', 'schema', 'manifests'];
+/** The modules among their files (not the declarations and source maps beside them). */
+const MODULE = /\.c?js$/;
 
 /**
  * Which generator this is, beyond its version number: the size and time of its own modules, so that a
@@ -103,6 +105,7 @@ function generatorIdentity(): string {
   const parts: string[] = [];
   for (const dir of GENERATOR_FOLDERS.map((name) => path.join(here, '..', name))) {
     for (const name of readdirOrNothing(dir).sort()) {
+      if (!MODULE.test(name)) continue;
       const info = statOrNothing(path.join(dir, name));
       if (info?.isFile()) parts.push(`${name}:${info.size}:${info.mtimeMs}`);
     }
@@ -121,8 +124,14 @@ export async function fingerprint(root: string, options: object): Promise<string
   }
   const sources = sourceFiles(path.join(root, SOURCE_DIR));
   if (sources === undefined) return `unique ${randomUUID()}`;
+  // `file` is made of directory entries' names (never `.` or `..`): joined without path.join, which
+  // normalizes the whole path character by character.
+  const sourceDir = path.join(root, SOURCE_DIR);
   for (const file of sources) {
-    hash.update(`${SOURCE_DIR}/${file}\n${sha256(readFileSync(path.join(root, SOURCE_DIR, file)))}\n`);
+    // Each file's name and length, then its bytes, into the one hash: no hash of its own per file.
+    const content = readFileSync(`${sourceDir}/${file}`);
+    hash.update(`${SOURCE_DIR}/${file}\n${content.length}\n`);
+    hash.update(content);
   }
   return hash.digest('hex');
 }

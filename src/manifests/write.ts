@@ -3,7 +3,7 @@
  * (src/project/write.ts): an error leaves every previous file as it was. What is on disk is read through
  * the same check as the writes (contained.ts): a diff never shows a file from outside the project.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import type * as Diff from 'diff';
 import { containedPaths } from '../project/contained.js';
 import { StagedWrite } from '../project/write.js';
@@ -17,6 +17,8 @@ export type FileStatus = 'created' | 'updated' | 'unchanged';
 
 function readIfExists(file: string): string | undefined {
   try {
+    // A stat first: a file that is not there (every file of a first run) costs no exception.
+    if (statSync(file, { throwIfNoEntry: false }) === undefined) return undefined;
     return readFileSync(file, 'utf8');
   } catch (error) {
     // Not there, or a file or directory stands in the way: the write says which, with its name.
@@ -33,15 +35,14 @@ function readIfExists(file: string): string | undefined {
 export class OutputWriter {
   private readonly write: StagedWrite;
   private readonly statuses: { path: string; status: FileStatus }[] = [];
-  private readonly inside: (relative: string) => string;
 
   constructor(root: string) {
     this.write = new StagedWrite(root);
-    this.inside = containedPaths(root);
   }
 
   add(file: OutputFile): void {
-    const previous = readIfExists(this.inside(file.path));
+    // Checked by the write itself, which then stages the file without a second check.
+    const previous = readIfExists(this.write.pathOf(file.path));
     if (previous === file.content) {
       this.statuses.push({ path: file.path, status: 'unchanged' });
       return;

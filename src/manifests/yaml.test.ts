@@ -132,6 +132,30 @@ describe('the direct YAML writer', () => {
     }
   });
 
+  it('folds the lines around block scalars and block-header look-alikes as the yaml package text is folded', () => {
+    const long = `${'word '.repeat(30)}end`;
+    for (const value of [
+      // After a block in a sequence item, the item's next keys are deeper than its dash.
+      { l: [{ d: 'a\nb', k: long, m: { n: long } }, long] },
+      // ... and a line not deeper ends the block: the lines after it are folded again.
+      { l: [{ d: 'a\nb' }, { x: 'short', y: long }] },
+      { l: [{ d: 'a\nb' }, { x: {}, y: long }] },
+      // `|2-` is no block header to the folding: the block's long lines are folded.
+      { d: ` lead\n${long}`, e: long },
+      { l: [` lead\n${long}\n`, long] },
+      // Plain scalars ending like a block header, then deeper lines.
+      { l: [{ a: 'x- |', b: long }, { a: 'x- >-2', b: { c: long } }, 'y- |', long] },
+      { a: 'x- |', b: long },
+      // Keys starting with spaces that are not spaces to YAML but are to String.prototype.trim.
+      { '\u00a0\u00a0\u00a0\u00a0k': { d: `a\n${long}`, e: long }, n: long },
+      { l: [{ '\u3000\u3000\u3000\u3000\u3000k': `a\n${long}`, e: long }] },
+      // Blank lines in and after a block.
+      { d: `a\n\n${long}\n\n`, e: [long, 1, 'x- |'] },
+    ]) {
+      expect(toYamlDirect(value), JSON.stringify(value)).toBe(toYamlWithDocument(value));
+    }
+  });
+
   it('leaves what it does not write itself to the yaml package', () => {
     for (const value of [
       { v: 'ctrl\u0001' },

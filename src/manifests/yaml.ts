@@ -113,10 +113,10 @@ export function toYamlDirect(value: unknown): string | undefined {
     if (Array.isArray(value)) {
       if (value.length === 0) lines.push('[]');
       else writeSeq(lines, value, '', '');
-    } else if (isMap(value)) {
-      const keys = sortedKeys(value);
+    } else if (value !== null && typeof value === 'object') {
+      const keys = sortedKeys(value as Record<string, unknown>);
       if (keys.length === 0) lines.push('{}');
-      else writeMap(lines, value, keys, '', '');
+      else writeMap(lines, value as Record<string, unknown>, keys, '', '');
     } else {
       return undefined;
     }
@@ -124,23 +124,28 @@ export function toYamlDirect(value: unknown): string | undefined {
     if (error === OUTSIDE_SUBSET) return undefined;
     throw error;
   }
-  lines.push('');
   return lines.text();
 }
 
 /** Thrown by the direct writer for data it leaves to the `yaml` package. */
 const OUTSIDE_SUBSET = new Error('outside the direct YAML writer subset');
 
-const isMap = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value);
-
 /** The keys `canonical` keeps, sorted. */
 function sortedKeys(map: Record<string, unknown>): string[] {
-  const keys: string[] = [];
-  for (const key of Object.keys(map)) if (map[key] !== undefined) keys.push(key);
+  let keys = Object.keys(map);
+  for (let i = 0; i < keys.length; i++) {
+    if (map[keys[i]!] === undefined) {
+      keys = keys.filter((key) => map[key] !== undefined);
+      break;
+    }
+  }
   // sort()'s own order (UTF-16 code units) is compareKeys', without a call per comparison.
   return keys.sort();
 }
+
+/** Indentation strings by width, made once: the lines share them instead of building their own. */
+const indents: string[] = [''];
+const indentOfWidth = (width: number): string => (indents[width] ??= ' '.repeat(width));
 
 /**
  * The pairs of a non-empty block mapping (`keys`: `sortedKeys(map)`) at `indent`; the first line starts with
@@ -153,20 +158,37 @@ function writeMap(
   indent: string,
   lead: string,
 ): void {
+  const nested = indentOfWidth(indent.length + 2);
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
-    const head = `${i === 0 ? lead : indent}${keyScalar(key)}:`;
-    writeValue(lines, map[key], head, false, indent, `${indent}  `);
+    const value = map[key];
+    const start = i === 0 ? lead : indent;
+    // The caches are read here first: a call less per key and per value, in a loop run for every pair.
+    const text = keyTexts.get(key) ?? keyText(key);
+    // The common values first: a one-line string or a number, on the key's line.
+    if (typeof value === 'string') {
+      if (value.includes('\n')) writeBlockString(lines, value, `${start}${text.open}`, nested);
+      else {
+        const scalar = (value.length <= MAX_CACHED && flowStrings.get(value)) || flowString(value);
+        lines.pushScalar(start, text.pair, scalar);
+      }
+    } else if (typeof value === 'number' || typeof value === 'boolean' || value === null) {
+      lines.pushScalar(start, text.pair, valueScalar(value));
+    } else {
+      writeValue(lines, value, `${start}${text.open}`, false, indent, nested);
+    }
   }
 }
 
 /** The items of a block sequence at `indent`; the first line starts with `lead` instead. */
 function writeSeq(lines: FoldedLines, seq: readonly unknown[], indent: string, lead: string): void {
+  const nested = indentOfWidth(indent.length + 2);
   for (let i = 0; i < seq.length; i++) {
     const item = seq[i];
     if (item === undefined) throw OUTSIDE_SUBSET;
-    const head = `${i === 0 ? lead : indent}-`;
-    writeValue(lines, item, head, true, `${indent}  `, `${indent}  `);
+    const start = i === 0 ? lead : indent;
+    if (typeof item === 'string' && !item.includes('\n')) lines.pushScalar(start, '- ', flowString(item));
+    else writeValue(lines, item, `${start}-`, true, nested, nested);
   }
 }
 
@@ -184,24 +206,24 @@ function writeValue(
   nested: string,
 ): void {
   if (Array.isArray(value)) {
-    if (value.length === 0) lines.push(`${head} []`);
+    if (value.length === 0) lines.pushOpen(`${head} []`);
     else if (item) writeSeq(lines, value, nested, `${head} `);
     else {
-      lines.push(head);
+      lines.pushOpen(head);
       writeSeq(lines, value, seqIndent, seqIndent);
     }
-  } else if (isMap(value)) {
-    const keys = sortedKeys(value);
-    if (keys.length === 0) lines.push(`${head} {}`);
-    else if (item) writeMap(lines, value, keys, nested, `${head} `);
+  } else if (value !== null && typeof value === 'object') {
+    const keys = sortedKeys(value as Record<string, unknown>);
+    if (keys.length === 0) lines.pushOpen(`${head} {}`);
+    else if (item) writeMap(lines, value as Record<string, unknown>, keys, nested, `${head} `);
     else {
-      lines.push(head);
-      writeMap(lines, value, keys, nested, nested);
+      lines.pushOpen(head);
+      writeMap(lines, value as Record<string, unknown>, keys, nested, nested);
     }
   } else if (typeof value === 'string' && value.includes('\n')) {
     writeBlockString(lines, value, head, nested);
   } else {
-    lines.push(`${head} ${valueScalar(value)}`);
+    lines.pushScalar(head, ' ', valueScalar(value));
   }
 }
 
@@ -225,10 +247,25 @@ function valueScalar(value: unknown): string {
 /** yaml writes a key longer than this as an explicit `? key`. */
 const MAX_IMPLICIT_KEY = 1024;
 
-function keyScalar(key: string): string {
-  if (key.includes('\n')) throw OUTSIDE_SUBSET;
-  const text = flowString(key);
-  if (text.length > MAX_IMPLICIT_KEY) throw OUTSIDE_SUBSET;
+/** A key's text before a nested value (`key:`) and before a scalar on its line (`key: `). */
+interface KeyText {
+  open: string;
+  pair: string;
+}
+
+/** Keys repeat more than anything else (`type`, `description`...): each is styled once per process. */
+const keyTexts = new Map<string, KeyText>();
+
+function keyText(key: string): KeyText {
+  let text = keyTexts.get(key);
+  if (text === undefined) {
+    if (key.includes('\n')) throw OUTSIDE_SUBSET;
+    const scalar = flowString(key);
+    if (scalar.length > MAX_IMPLICIT_KEY) throw OUTSIDE_SUBSET;
+    text = { open: `${scalar}:`, pair: `${scalar}: ` };
+    // A long key is not kept, as flowString's long strings.
+    if (key.length <= MAX_CACHED) keyTexts.set(key, text);
+  }
   return text;
 }
 
@@ -248,11 +285,12 @@ const CORE_NOT_STRING =
 
 /** Keys and values repeat a lot (`type`, `string`, `description`...): each is styled once per process. */
 const flowStrings = new Map<string, string>();
+/** Longer strings (descriptions) are not kept, nor looked for: the lookup would hash all of it. */
+const MAX_CACHED = 256;
 
 /** A one-line string, plain or quoted as `toYamlWithDocument` writes it. */
 function flowString(s: string): string {
-  // A longer string (a description) is not kept, nor looked for: the lookup would hash all of it.
-  if (s.length > 256) return styleFlowString(s);
+  if (s.length > MAX_CACHED) return styleFlowString(s);
   let text = flowStrings.get(s);
   if (text === undefined) {
     text = styleFlowString(s);
@@ -309,8 +347,7 @@ function writeBlockString(lines: FoldedLines, value: string, head: string, inden
     start = start.replace(/\n+/g, `$&${indent}`);
   }
   const body = `${indent}${start}${value.replace(/\n+/g, `$&${indent}`)}${end}`;
-  lines.push(`${head} |${startWithSpace ? '2' : ''}${chomp}`);
-  for (const line of body.split('\n')) lines.push(line);
+  lines.pushBlock(`${head} |${startWithSpace ? '2' : ''}${chomp}`, body, indent);
 }
 
 const BLOCK_END_NEWLINES = /(^|(?<!\n))\n+(?!\n|$)/g;
@@ -341,36 +378,71 @@ export function toYamlWithDocument(value: unknown): string {
   );
   const lines = new FoldedLines();
   for (const line of text.split('\n')) lines.push(line);
-  return lines.text();
+  // The lines joined with newlines: the last one, empty, gives the final newline.
+  return lines.text().slice(0, -1);
 }
 
 /**
  * Collects the lines of a document and folds the long ones (`foldLine`), except inside `|`/`>` blocks: a
  * line is in a block while it is blank or deeper than the line that opened the block.
+ *
+ * `push` takes any line. The direct writer's other methods give the same text as `push` for the lines it
+ * writes most, without building each line as a string of its own and reading it back: the pieces of the
+ * text are joined once, at the end.
  */
 class FoldedLines {
-  /** The lines so far, joined with newlines: appended to one string, without an array of them. */
-  private out: string | undefined;
+  /** The text's pieces so far, each line followed by a newline. */
+  private readonly parts: string[] = [];
   private blockIndent = -1;
 
   push(line: string): void {
-    if (this.blockIndent >= 0) {
-      if (line.trim() === '' || indentOf(line) > this.blockIndent) {
-        this.append(line);
-        return;
-      }
+    if (this.blockIndent >= 0 && (line.trim() === '' || indentOf(line) > this.blockIndent)) {
+      this.parts.push(line, '\n');
+      return;
     }
     this.blockIndent = mayEndBlockHeader(line) && BLOCK_HEADER_END.test(line) ? indentOf(line) : -1;
-    this.append(line.length > BEST_WIDTH ? foldLine(line) : line);
+    this.parts.push(line.length > BEST_WIDTH ? foldLine(line) : line, '\n');
   }
 
-  private append(line: string): void {
-    this.out = this.out === undefined ? line : `${this.out}\n${line}`;
+  /** A line ending with `:`, `[]` or `{}`: `push` never folds it, nor takes it for a block header. */
+  pushOpen(line: string): void {
+    if (this.blockIndent >= 0) this.push(line);
+    else this.parts.push(line, '\n');
   }
 
-  /** The lines joined with newlines (the last `push` is usually '', giving the final newline). */
+  /**
+   * The line `start + middle + scalar`, where `middle` ends with a space and `scalar` is a one-line scalar.
+   * BLOCK_HEADER_END matches such a line exactly when it matches `scalar` alone (`middle`'s space stops
+   * the match, and `key: ` or `- ` before the scalar stands for its `^`).
+   */
+  pushScalar(start: string, middle: string, scalar: string): void {
+    if (
+      this.blockIndent < 0 &&
+      start.length + middle.length + scalar.length <= BEST_WIDTH &&
+      !(mayEndBlockHeader(scalar) && BLOCK_HEADER_END.test(scalar))
+    ) {
+      this.parts.push(start, middle, scalar, '\n');
+    } else {
+      this.push(`${start}${middle}${scalar}`);
+    }
+  }
+
+  /**
+   * A block scalar's header line, then its `body`, whose lines are blank or start with `indent`: all in
+   * the block when the header opens one less deep, as `push` would find line by line.
+   */
+  pushBlock(header: string, body: string, indent: string): void {
+    this.push(header);
+    if (this.blockIndent >= 0 && this.blockIndent < indent.length) {
+      this.parts.push(body, '\n');
+    } else {
+      for (const line of body.split('\n')) this.push(line);
+    }
+  }
+
+  /** The lines, each followed by a newline. */
   text(): string {
-    return this.out ?? '';
+    return this.parts.join('');
   }
 }
 

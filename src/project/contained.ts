@@ -24,11 +24,15 @@ export function containedPath(root: string, relative: string): string {
 
 /**
  * containedPath for many files of one root: what it learns of the directories on the way (their real
- * paths) is kept, so that each further file below them costs one lstat.
+ * paths) is kept, so that each further file below them costs one lstat, and a file asked again none.
  */
 export function containedPaths(root: string): (relative: string) => string {
   const known = new Map<string, string | undefined>();
+  // Each answer, for a file checked again (read, then written): `known` would give the same one.
+  const answers = new Map<string, string>();
   return (relative) => {
+    const answer = answers.get(relative);
+    if (answer !== undefined) return answer;
     const spelling = spellingProblem(relative);
     if (spelling) throw outside(relative, spelling);
     const target = path.join(root, relative);
@@ -38,6 +42,7 @@ export function containedPaths(root: string): (relative: string) => string {
     const from = relativeWithin(realRoot, real);
     if (from === undefined) throw outside(relative, `a symbolic link on the way leads to ${real}`);
     if (from === '') throw outside(relative, 'the project directory itself');
+    answers.set(relative, target);
     return target;
   };
 }

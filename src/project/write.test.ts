@@ -44,6 +44,7 @@ describe('StagedWrite', () => {
     const write = new StagedWrite(root);
     write.stage({ path: 'config/crd/bases/a.yaml', content: 'a\n', previous: undefined });
     write.stage({ path: 'PROJECT', content: 'changed\n', previous: 'domain: example.com\n' });
+    write.stage({ path: 'config/crd/bases/b.yaml', content: 'b\n', previous: undefined });
     await write.discard();
     expect(await readdir(root)).toEqual(['PROJECT']);
     expect(await readFile(path.join(root, 'PROJECT'), 'utf8')).toBe('domain: example.com\n');

@@ -84,8 +84,19 @@ export class StagedWrite {
     process.kill(process.pid, signal);
   };
 
+  /** The directories this write made or found: each is made (mkdir -p) once, not once per file. */
+  private readonly dirs = new Set<string>();
+
   constructor(private readonly root: string) {
     this.inside = containedPaths(root);
+  }
+
+  /**
+   * Where `relative` is written, checked as stage() checks it (and remembered: staging it then costs no
+   * second check). Throws a KubesmithError when the path leads outside the project.
+   */
+  pathOf(relative: string): string {
+    return this.inside(relative);
   }
 
   /** Starts writing `file`. Throws at once (a KubesmithError) when its path leads outside the project. */
@@ -95,7 +106,11 @@ export class StagedWrite {
     const target = this.inside(file.path);
     if (this.staged.length === 0) process.once('SIGINT', this.onSignal).once('SIGTERM', this.onSignal);
     try {
-      makeDirs(path.dirname(target), this.createdDirs);
+      const dir = path.dirname(target);
+      if (!this.dirs.has(dir)) {
+        makeDirs(dir, this.createdDirs);
+        this.dirs.add(dir);
+      }
     } catch (error) {
       this.failure = error;
       return;

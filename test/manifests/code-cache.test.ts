@@ -2,7 +2,7 @@ import module from 'node:module';
 import { mkdtemp, readdir, rm, stat, truncate } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCli } from '../helpers/build.js';
@@ -22,6 +22,19 @@ async function loadTsMorph(env: Record<string, string> = {}): Promise<void> {
   });
   expect(result.exitCode, result.stderr).toBe(0);
   expect(result.stdout).toContain('var a = 1');
+}
+
+/** Then loads re2js as the schema checks do (after TypeScript), and compiles a pattern. */
+async function loadRe2js(): Promise<void> {
+  const re2 = pathToFileURL(path.join(repo, 'dist/validation/re2.js')).href;
+  const script = `require(${JSON.stringify(path.join(repo, 'dist/typescript/compiler.cjs'))});
+    import(${JSON.stringify(re2)}).then(({ compileRe2 }) => process.stdout.write(String(compileRe2('^a+$').test('aa'))));`;
+  const result = await execa('node', ['-e', script], {
+    env: { KUBESMITH_CODE_CACHE_DIR: cacheDir },
+    reject: false,
+  });
+  expect(result.exitCode, result.stderr).toBe(0);
+  expect(result.stdout).toBe('true');
 }
 
 async function cacheFiles(): Promise<Map<string, number>> {
@@ -55,6 +68,15 @@ describe.skipIf(hasCompileCache)('the V8 code cache of ts-morph (Node without en
     await truncate(path.join(cacheDir, name), 1000);
     await loadTsMorph();
     expect((await stat(path.join(cacheDir, name))).size).toBeGreaterThan(100_000);
+  }, 60_000);
+
+  it('is written for re2js too, loaded after TypeScript', async () => {
+    await loadRe2js();
+    const size = (await cacheFiles()).get('index.cjs');
+    expect(size).toBeGreaterThan(10_000);
+    // Read back: the cached run gives the same answer.
+    await loadRe2js();
+    expect((await cacheFiles()).get('index.cjs')).toBe(size);
   }, 60_000);
 
   it('is neither read nor written with NODE_DISABLE_COMPILE_CACHE=1', async () => {
