@@ -23,6 +23,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync
 import Module from 'node:module';
 import path from 'node:path';
 import vm from 'node:vm';
+import type * as WorkerThreads from 'node:worker_threads';
 import { crc32 } from 'node:zlib';
 
 /** The bundles worth caching: typescript.js (and ts-morph.js, ts-morph-common.js, where they are loaded). */
@@ -134,6 +135,11 @@ function compileCached(mod: Module, bytes: Buffer, filename: string, dir: string
   return fn.call(mod.exports, mod.exports, require, mod, filename, path.dirname(filename));
 }
 
+/** This thread's id, read when the process exits: worker_threads is not loaded for it at start. */
+const threadId = (): number =>
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  (require('node:worker_threads') as typeof WorkerThreads).threadId;
+
 /** Writes the cached data of each bundle that needs it, and removes the caches of older builds. */
 function save(dir: string, entries: readonly Entry[]): void {
   let existing: string[];
@@ -145,7 +151,8 @@ function save(dir: string, entries: readonly Entry[]): void {
   }
   for (const { script, file, write } of entries) {
     if (!write) continue;
-    const temp = `${file}.${process.pid}.tmp`;
+    // The thread too: both threads of a two-thread run (parallel.ts) may write the same cache at exit.
+    const temp = `${file}.${process.pid}-${threadId()}.tmp`;
     try {
       writeFileSync(temp, script.createCachedData());
       renameSync(temp, file);
