@@ -13,7 +13,7 @@ import { computedObjectSchema, declaredObjectSchema, intersectionSchema } from '
 import type { Reporter } from './report.js';
 import { isLibFile } from '../typescript/lib-subset.js';
 import { declName, referenceOf, type Decl, type Resolver } from './resolve.js';
-import { clone, type JSONSchemaProps } from './types.js';
+import type { JSONSchemaProps } from './types.js';
 import { unionSchema } from './unions.js';
 
 /** What to map: a type, and where it was written if it was. */
@@ -88,11 +88,15 @@ export class TypeMapper {
     return this.byName(s) ?? this.byStructure(s);
   }
 
-  /** The schema of a named type, with its description and type-level markers. Cached. */
+  /**
+   * The schema of a named type, with its description and type-level markers. Cached: each use gets its
+   * own top-level object over the cached one's children, which are shared by every use and so never
+   * changed in place (a use's markers replace a child rather than change it, apply.ts).
+   */
   declarationSchema(decl: Decl, path: string, at: ts.Node = decl): JSONSchemaProps {
     const cached = this.cache.get(decl);
     if (cached === IN_PROGRESS) return this.reporter.recursive(at, declName(decl), path);
-    if (cached) return this.markNamed(clone(cached));
+    if (cached) return this.markNamed({ ...cached });
     this.cache.set(decl, IN_PROGRESS);
     let schema: JSONSchemaProps;
     if (ts.isInterfaceDeclaration(decl) || ts.isClassDeclaration(decl)) {
@@ -114,7 +118,7 @@ export class TypeMapper {
       this.isNamed,
     );
     this.cache.set(decl, schema);
-    return this.markNamed(clone(schema));
+    return this.markNamed({ ...schema });
   }
 
   /** A known type or a declaration, by the written name or else by the computed type's declaration. */

@@ -41,7 +41,7 @@ export interface JSONSchemaProps {
 
 /**
  * Where a rule comes from (the marker that made it), kept under a non-enumerable symbol so that it travels
- * with the rule through copies (clone) but is never written out nor compared (ruleOrigin sets it).
+ * with the rule through copies (clone) but is never written out nor compared (withRuleOrigin sets it).
  */
 export const RULE_ORIGIN: unique symbol = Symbol('kubesmith.ruleOrigin');
 
@@ -53,10 +53,15 @@ export interface RuleOrigin {
   raw: string;
 }
 
-/** Records the marker a rule comes from, unless it has one already. */
-export function setRuleOrigin(rule: ValidationRule, origin: RuleOrigin): void {
-  if (rule[RULE_ORIGIN]) return;
-  Object.defineProperty(rule, RULE_ORIGIN, { value: origin, enumerable: false, configurable: true });
+/**
+ * The rule with the marker it comes from: the rule itself if it has an origin already, else a copy (the
+ * rule may be a cached type's, shared by every use of it).
+ */
+export function withRuleOrigin(rule: ValidationRule, origin: RuleOrigin): ValidationRule {
+  if (rule[RULE_ORIGIN]) return rule;
+  const copy = { ...rule };
+  Object.defineProperty(copy, RULE_ORIGIN, { value: origin, enumerable: false, configurable: true });
+  return copy;
 }
 
 export interface ValidationRule {
