@@ -20,40 +20,55 @@ export interface MarkerLine {
 function markerLinesOf(fileText: string, range: ts.CommentRange): MarkerLine[] {
   const raw = fileText.slice(range.pos, range.end);
   const out: MarkerLine[] = [];
+  // Most comments, and most lines of the others, hold no `+`: those are passed over without a regex.
+  let plus = raw.indexOf('+');
+  if (plus < 0) return out;
   if (range.kind === ts.SyntaxKind.SingleLineCommentTrivia) {
     const m = /^\/\/\s*/.exec(raw);
     const start = m ? m[0].length : 2;
     if (raw[start] === '+') out.push({ text: raw.slice(start).trimEnd(), pos: range.pos + start });
     return out;
   }
-  let offset = 0;
-  const body = raw.endsWith('*/') ? raw.slice(0, -2) : raw;
-  for (const line of body.split('\n')) {
-    // `/**` or `/*` on the first line, `*` on the others, then spaces.
-    const m = /^(?:\s*\/\*\*?|\s*\*(?!\/))?\s*/.exec(line);
-    const start = m ? m[0].length : 0;
-    if (line[start] === '+') {
-      out.push({
-        text: line.slice(start).trimEnd(), // trimEnd also drops the \r of a CRLF line
-        pos: range.pos + offset + start,
-      });
+  const bodyEnd = raw.endsWith('*/') ? raw.length - 2 : raw.length;
+  for (let lineStart = 0; lineStart <= bodyEnd;) {
+    let lineEnd = raw.indexOf('\n', lineStart);
+    if (lineEnd < 0 || lineEnd > bodyEnd) lineEnd = bodyEnd;
+    if (plus >= 0 && plus < lineStart) plus = raw.indexOf('+', lineStart);
+    if (plus < 0 || plus >= bodyEnd) break;
+    if (plus < lineEnd) {
+      const line = raw.slice(lineStart, lineEnd);
+      // `/**` or `/*` on the first line, `*` on the others, then spaces.
+      const m = /^(?:\s*\/\*\*?|\s*\*(?!\/))?\s*/.exec(line);
+      const start = m ? m[0].length : 0;
+      if (line[start] === '+') {
+        out.push({
+          text: line.slice(start).trimEnd(), // trimEnd also drops the \r of a CRLF line
+          pos: range.pos + lineStart + start,
+        });
+      }
     }
-    offset += line.length + 1;
+    lineStart = lineEnd + 1;
   }
   return out;
+}
+
+/** A block comment's line without `\r`, its leading `*` and the space after it, nor trailing spaces. */
+function blockLineText(line: string): string {
+  if (line.endsWith('\r')) line = line.slice(0, -1);
+  const rest = line.trimStart();
+  if (rest.startsWith('*')) line = rest.startsWith('* ') ? rest.slice(2) : rest.slice(1);
+  return line.trimEnd();
 }
 
 /** The lines of a comment's text without comment syntax (for descriptions). */
 export function commentTextLines(fileText: string, range: ts.CommentRange): string[] {
   const raw = fileText.slice(range.pos, range.end);
   if (range.kind === ts.SyntaxKind.SingleLineCommentTrivia) return [raw.replace(/^\/\/ ?/, '')];
-  const body = raw.replace(/^\/\*\*?/, '').replace(/\*\/$/, '');
-  const lines = body.split('\n').map((line) =>
-    line
-      .replace(/\r$/, '')
-      .replace(/^\s*\* ?/, '')
-      .trimEnd(),
-  );
+  // Without `/**` (or `/*`) and `*/`. Builtins, not regular expressions or loops over characters: this
+  // runs once per doc comment, before V8 compiles anything of ours.
+  const bodyStart = raw.startsWith('/**') ? 3 : raw.startsWith('/*') ? 2 : 0;
+  const bodyEnd = raw.endsWith('*/') && raw.length - 2 >= bodyStart ? raw.length - 2 : raw.length;
+  const lines = raw.slice(bodyStart, bodyEnd).split('\n').map(blockLineText);
   // The first line is what follows `/**`; trim its leading spaces.
   if (lines.length > 0) lines[0] = (lines[0] ?? '').trimStart();
   while (lines.length > 0 && (lines[0] ?? '').trim() === '') lines.shift();
@@ -207,11 +222,19 @@ export function collectFileMarkers(sf: ts.SourceFile, registry: MarkerRegistry, 
     visit(sf, true);
   }
 
+  // A declaration's comments are read again for the file-level markers among them: read each once.
+  const linesByComment = new Map<number, MarkerLine[]>();
+  const linesOf = (range: ts.CommentRange): MarkerLine[] => {
+    let lines = linesByComment.get(range.pos);
+    if (lines === undefined) linesByComment.set(range.pos, (lines = markerLinesOf(text, range)));
+    return lines;
+  };
+
   for (const { node, target, ranges } of marked) {
     const markers = result.byNode.get(node)!;
     let subject: string | undefined | null = null; // once per declaration, when a marker line is its own
     for (const range of ranges) {
-      for (const line of markerLinesOf(text, range)) {
+      for (const line of linesOf(range)) {
         // A file-level marker (rbac, groupName) may stand above a declaration too.
         if (registry.lookup(line.text, target) === undefined && registry.lookup(line.text, 'package'))
           continue;
@@ -223,7 +246,7 @@ export function collectFileMarkers(sf: ts.SourceFile, registry: MarkerRegistry, 
   }
 
   for (const range of [...allComments.values()].sort((a, b) => a.pos - b.pos)) {
-    for (const line of markerLinesOf(text, range)) {
+    for (const line of linesOf(range)) {
       if (attached.has(line.pos)) continue;
       parseInto(line, 'package', result.package);
     }
