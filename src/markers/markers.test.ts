@@ -192,6 +192,38 @@ describe('collectFileMarkers', () => {
     expect(result.docs.get(replicas!)).toBeDefined();
   });
 
+  it('reads a marker text repeated on several declarations at each place, and reports each problem there', () => {
+    const { sf, result, diagnostics } = collect(
+      [
+        'export interface A {',
+        '  /** +kubebuilder:validation:Enum=a;b */',
+        '  x: string;',
+        '  /**',
+        '   * +kubebuilder:validation:Enum=a;b',
+        '   * +kubebuilder:validation:MaxLength=x',
+        '   */',
+        '  y: string;',
+        '  /** +kubebuilder:validation:MaxLength=x */',
+        '  z: string;',
+        '}',
+        '',
+      ].join('\n'),
+    );
+    const [x, y] = sf.statements.find(ts.isInterfaceDeclaration)!.members;
+    expect(names(result.byNode.get(x!))).toEqual(['kubebuilder:validation:Enum@2:7']);
+    expect(names(result.byNode.get(y!))).toEqual(['kubebuilder:validation:Enum@5:6']);
+    const [first] = result.byNode.get(x!)!;
+    const [second] = result.byNode.get(y!)!;
+    expect(second!.value).toEqual(['a', 'b']);
+    expect(second!.raw).toBe(first!.raw);
+    // Every use shares the parsed value: nothing may change it for the others.
+    expect(Object.isFrozen(first!.value)).toBe(true);
+    expect(diagnostics.map((d) => `${d.line}:${d.col}: ${d.message}`)).toEqual([
+      '6:40: invalid marker +kubebuilder:validation:MaxLength on A.y: expected an integer, got "x"',
+      '9:41: invalid marker +kubebuilder:validation:MaxLength on A.z: expected an integer, got "x"',
+    ]);
+  });
+
   it('reports a misspelled marker and a misplaced one at file:line:col', () => {
     const { diagnostics } = collect(source);
     expect(diagnostics.map((d) => `${d.file}:${d.line}:${d.col}: ${d.message}`)).toEqual([
