@@ -11,6 +11,12 @@ import type { Marker, MarkerRegistry } from './registry.js';
 
 export class MarkerIndex {
   private readonly files = new Map<ts.SourceFile, FileMarkers>();
+  /**
+   * The markers of every declaration of the files collected so far, by node: asked about each property
+   * several times (its schema, whether it is required, immutable...), which then needs no walk up to its
+   * file.
+   */
+  private readonly byNode = new Map<ts.Node, Marker[]>();
 
   constructor(
     private readonly registry: MarkerRegistry,
@@ -23,13 +29,14 @@ export class MarkerIndex {
     if (!markers) {
       markers = collectFileMarkers(sf, this.registry, this.report);
       this.files.set(sf, markers);
+      for (const [node, list] of markers.byNode) this.byNode.set(node, list);
     }
     return markers;
   }
 
   /** The markers directly above a declaration (interface, type alias, class, enum, property). */
   markersOf(node: ts.Node): Marker[] {
-    return this.fileMarkers(node.getSourceFile()).byNode.get(node) ?? [];
+    return this.byNode.get(node) ?? this.fileMarkers(node.getSourceFile()).byNode.get(node) ?? [];
   }
 
   /** The description of a declaration, from its JSDoc (description.ts). */
