@@ -56,8 +56,11 @@ export class TypeMapper {
   private readonly cache = new Map<Decl, JSONSchemaProps | typeof IN_PROGRESS>();
   /** Computed types being walked: the checker interns instantiations (Node<string> is one object). */
   private readonly typesInProgress = new Set<ts.Type>();
-  /** Schemas of named types (declarations, known types): markers on their uses combine with theirs. */
-  private readonly named = new WeakSet<JSONSchemaProps>();
+  /**
+   * Schemas of named types (declarations, known types): markers on their uses combine with theirs. A Set,
+   * not a WeakSet: it lives as long as the run's schemas, and adding to a Set costs less.
+   */
+  private readonly named = new Set<JSONSchemaProps>();
   readonly isNamed = (schema: JSONSchemaProps): boolean => this.named.has(schema);
 
   constructor(

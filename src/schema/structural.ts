@@ -53,6 +53,8 @@ function valueValidationProblems(
   if (branch.items) valueValidationProblems(branch.items, where, out, false);
 }
 
+const BRANCHES = ['anyOf', 'oneOf', 'allOf'] as const;
+
 /** The structural rules one node can break by itself, each message prefixed with `where`. */
 function nodeProblems(s: JSONSchemaProps, where: string, out: StructuralProblem[]): void {
   const preserve = s['x-kubernetes-preserve-unknown-fields'] === true;
@@ -96,10 +98,10 @@ function nodeProblems(s: JSONSchemaProps, where: string, out: StructuralProblem[
     });
   }
   if (
-    s.properties &&
-    Object.keys(s.properties).length > 0 &&
     s.additionalProperties !== undefined &&
-    s.additionalProperties !== true
+    s.additionalProperties !== true &&
+    s.properties &&
+    Object.keys(s.properties).length > 0
   ) {
     out.push({
       message: `${where}has both properties and additionalProperties`,
@@ -169,7 +171,8 @@ function nodeProblems(s: JSONSchemaProps, where: string, out: StructuralProblem[
       }
     }
   }
-  for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
+  if (s.anyOf === undefined && s.oneOf === undefined && s.allOf === undefined) return;
+  for (const key of BRANCHES) {
     for (const branch of s[key] ?? []) {
       valueValidationProblems(
         branch,
@@ -253,9 +256,12 @@ export function crdSchemaProblems(root: JSONSchemaProps): StructuralProblem[] {
       const { default: value, ...own } = s;
       for (const why of valueProblems(value, own)) out.push({ message: `${where}the default ${why}` });
     }
-    for (const [name, child] of Object.entries(s.properties ?? {})) {
-      if (path === '' && name === 'metadata') continue;
-      visit(child, `${path}.${name}`);
+    const properties = s.properties;
+    if (properties) {
+      for (const name of Object.keys(properties)) {
+        if (path === '' && name === 'metadata') continue;
+        visit(properties[name]!, `${path}.${name}`);
+      }
     }
     if (s.items) visit(s.items, `${path}[]`);
     if (typeof s.additionalProperties === 'object') visit(s.additionalProperties, `${path}[*]`);
