@@ -210,10 +210,11 @@ function checkKindMarkers(ctx: ManifestContext, kindDecls: ReadonlySet<ts.Node>)
     if (!ctx.owns(sf)) continue;
     if (ctx.apiDir === API_DIR && ctx.displayPath(sf).startsWith(`${EXTERNAL_API_DIR}/`)) continue;
     for (const [node, markers] of ctx.markers.fileMarkers(sf).byNode) {
-      if (kindDecls.has(node)) continue;
-      const name = (node as ts.NamedDeclaration).name?.getText(sf) ?? 'this declaration';
+      if (markers.length === 0 || kindDecls.has(node)) continue;
       // Markers that act on a CRD or a version of it stand on kinds only.
-      for (const m of markers.filter((m) => m.definition.crd || m.definition.version)) {
+      for (const m of markers) {
+        if (!m.definition.crd && !m.definition.version) continue;
+        const name = (node as ts.NamedDeclaration).name?.getText(sf) ?? 'this declaration';
         ctx.report.error(
           m,
           'misplaced-marker',

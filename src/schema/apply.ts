@@ -38,6 +38,8 @@ export function applyMarkers(
     const effect = marker.definition.schema;
     if (effect) (effect.items ? items : direct).push({ marker, effect });
   }
+  // Most properties have no schema marker (or none at all): then nothing below has anything to do.
+  if (direct.length === 0 && items.length === 0) return;
   const failFor = (marker: Marker) => (message: string, hint?: string) =>
     problem(marker, `+${marker.name} on ${what}: ${message}`, hint);
   /** Runs `entries` on `target`, or on the shape of a use of a named type, then combined with it. */
