@@ -17,6 +17,8 @@ export class MarkerIndex {
    * file.
    */
   private readonly byNode = new Map<ts.Node, Marker[]>();
+  /** The doc comment of every declaration of the files collected so far, and its file's text. */
+  private readonly docs = new Map<ts.Node, { text: string; range: ts.CommentRange }>();
 
   constructor(
     private readonly registry: MarkerRegistry,
@@ -30,6 +32,8 @@ export class MarkerIndex {
       markers = collectFileMarkers(sf, this.registry, this.report);
       this.files.set(sf, markers);
       for (const [node, list] of markers.byNode) this.byNode.set(node, list);
+      const text = sf.getFullText();
+      for (const [node, range] of markers.docs) this.docs.set(node, { text, range });
     }
     return markers;
   }
@@ -41,8 +45,9 @@ export class MarkerIndex {
 
   /** The description of a declaration, from its JSDoc (description.ts). */
   descriptionOf(node: ts.Node): string | undefined {
-    const sf = node.getSourceFile();
-    const range = this.fileMarkers(sf).docs.get(node);
-    return range ? describe(commentTextLines(sf.getFullText(), range)) : undefined;
+    // A declaration of a file not collected yet has no entry in byNode: collect its file first.
+    if (!this.byNode.has(node)) this.fileMarkers(node.getSourceFile());
+    const doc = this.docs.get(node);
+    return doc ? describe(commentTextLines(doc.text, doc.range)) : undefined;
   }
 }
