@@ -187,13 +187,16 @@ function nodeProblems(s: JSONSchemaProps, where: string, out: StructuralProblem[
 /** Problems of `schema` itself and of its items/additionalProperties (not of its properties). */
 export function structuralProblems(schema: JSONSchemaProps): StructuralProblem[] {
   const out: StructuralProblem[] = [];
-  const visit = (s: JSONSchemaProps, where: string): void => {
-    nodeProblems(s, where, out);
-    if (s.items) visit(s.items, `${where}items: `);
-    if (typeof s.additionalProperties === 'object') visit(s.additionalProperties, `${where}values: `);
-  };
-  visit(schema, '');
+  ownProblems(schema, '', out);
   return out;
+}
+
+/** structuralProblems' walk (a function of its own: it runs for every property). */
+function ownProblems(s: JSONSchemaProps, where: string, out: StructuralProblem[]): void {
+  nodeProblems(s, where, out);
+  if (s.items) ownProblems(s.items, `${where}items: `, out);
+  if (typeof s.additionalProperties === 'object')
+    ownProblems(s.additionalProperties, `${where}values: `, out);
 }
 
 /** Keywords JSON Schema has and CRD schemas must not use. */
