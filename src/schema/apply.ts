@@ -22,6 +22,7 @@ interface Entry {
 const withArticle = (word: string) => `${/^[aeiou]/.test(word) ? 'an' : 'a'} ${word}`;
 const typeOf = (s: JSONSchemaProps) =>
   s.type ?? (s['x-kubernetes-int-or-string'] ? 'int-or-string' : 'untyped');
+const hasSchemaEffect = (marker: Marker) => marker.definition.schema !== undefined;
 const byPriority = (a: Entry, b: Entry) => (a.effect.priority ?? 10) - (b.effect.priority ?? 10);
 
 /** Applies the schema markers among `markers` to `schema`. `what` names it in messages. */
@@ -32,14 +33,14 @@ export function applyMarkers(
   problem: MarkerProblem,
   isNamed: (schema: JSONSchemaProps) => boolean = () => false,
 ): void {
+  // Most properties have no schema marker (or none at all): then nothing below has anything to do.
+  if (!markers.some(hasSchemaEffect)) return;
   const direct: Entry[] = [];
   const items: Entry[] = [];
   for (const marker of markers) {
     const effect = marker.definition.schema;
     if (effect) (effect.items ? items : direct).push({ marker, effect });
   }
-  // Most properties have no schema marker (or none at all): then nothing below has anything to do.
-  if (direct.length === 0 && items.length === 0) return;
   const failFor = (marker: Marker) => (message: string, hint?: string) =>
     problem(marker, `+${marker.name} on ${what}: ${message}`, hint);
   /** Runs `entries` on `target`, or on the shape of a use of a named type, then combined with it. */

@@ -169,7 +169,7 @@ function propertySchema(
   path: string,
 ): JSONSchemaProps {
   let schema: JSONSchemaProps = {};
-  if (markers.some((mk) => mk.definition.field?.schemaless)) {
+  if (markers.some(isSchemaless)) {
     // No schema: the marker's point.
   } else if (subject) {
     schema = m.schemaOf(subject);
@@ -236,8 +236,11 @@ function isRequired(m: TypeMapper, member: Member, markers: readonly Marker[]): 
 }
 
 function isImmutable(markers: readonly Marker[]): boolean {
-  return markers.some((marker) => marker.definition.field?.immutable);
+  return markers.some(isImmutableMarker);
 }
+
+const isImmutableMarker = (marker: Marker) => marker.definition.field?.immutable === true;
+const isSchemaless = (marker: Marker) => marker.definition.field?.schemaless === true;
 
 function mentionsTypeParameter(m: TypeMapper, node: ts.TypeNode): boolean {
   let found = false;
