@@ -167,22 +167,29 @@ function versionEntry(
   return entry;
 }
 
-/** Cuts descriptions longer than `max` as controller-gen does (at a sentence end, else a word, plus "..."). */
-function truncateDescriptions(schema: JSONSchemaProps, max: number): void {
-  if (max < 0) return;
-  if (schema.description !== undefined) {
-    if (max === 0) delete schema.description;
-    else if (schema.description.length > max) schema.description = truncate(schema.description, max);
+/**
+ * Cuts descriptions longer than `max` as controller-gen does (at a sentence end, else a word, plus "...").
+ * Returns a changed copy: the schema's subtrees are the schema builder's cached ones, shared by every use.
+ */
+function truncateDescriptions(schema: JSONSchemaProps, max: number): JSONSchemaProps {
+  if (max < 0) return schema;
+  const out: JSONSchemaProps = { ...schema };
+  if (out.description !== undefined) {
+    if (max === 0) delete out.description;
+    else if (out.description.length > max) out.description = truncate(out.description, max);
   }
-  const children: JSONSchemaProps[] = [
-    ...Object.values(schema.properties ?? {}),
-    ...(schema.items ? [schema.items] : []),
-    ...(typeof schema.additionalProperties === 'object' ? [schema.additionalProperties] : []),
-    ...(schema.allOf ?? []),
-    ...(schema.anyOf ?? []),
-    ...(schema.oneOf ?? []),
-  ];
-  for (const child of children) truncateDescriptions(child, max);
+  const cut = (child: JSONSchemaProps) => truncateDescriptions(child, max);
+  if (out.properties) {
+    const properties: Record<string, JSONSchemaProps> = {};
+    for (const [name, child] of Object.entries(out.properties)) properties[name] = cut(child);
+    out.properties = properties;
+  }
+  if (out.items) out.items = cut(out.items);
+  if (typeof out.additionalProperties === 'object') out.additionalProperties = cut(out.additionalProperties);
+  if (out.allOf) out.allOf = out.allOf.map(cut);
+  if (out.anyOf) out.anyOf = out.anyOf.map(cut);
+  if (out.oneOf) out.oneOf = out.oneOf.map(cut);
+  return out;
 }
 
 function truncate(desc: string, max: number): string {
@@ -203,10 +210,11 @@ function checkKindMarkers(ctx: ManifestContext, kindDecls: ReadonlySet<ts.Node>)
     if (!ctx.owns(sf)) continue;
     if (ctx.apiDir === API_DIR && ctx.displayPath(sf).startsWith(`${EXTERNAL_API_DIR}/`)) continue;
     for (const [node, markers] of ctx.markers.fileMarkers(sf).byNode) {
-      if (kindDecls.has(node)) continue;
-      const name = (node as ts.NamedDeclaration).name?.getText(sf) ?? 'this declaration';
+      if (markers.length === 0 || kindDecls.has(node)) continue;
       // Markers that act on a CRD or a version of it stand on kinds only.
-      for (const m of markers.filter((m) => m.definition.crd || m.definition.version)) {
+      for (const m of markers) {
+        if (!m.definition.crd && !m.definition.version) continue;
+        const name = (node as ts.NamedDeclaration).name?.getText(sf) ?? 'this declaration';
         ctx.report.error(
           m,
           'misplaced-marker',
@@ -288,7 +296,10 @@ export function* generateCrds(
       }
     }
     if (options.maxDescLen !== undefined) {
-      for (const { schema } of entries) truncateDescriptions(schema, options.maxDescLen);
+      for (const e of entries) {
+        e.schema = truncateDescriptions(e.schema, options.maxDescLen);
+        e.entry['schema'] = { openAPIV3Schema: e.schema };
+      }
     }
     const { names, scope, annotations, labels } = crd;
     const plural = names.plural;

@@ -11,6 +11,7 @@
  * the description).
  */
 function unescapeLine(line: string): string {
+  if (!line.includes('\\')) return line; // both escapes hold a backslash
   return line.replaceAll('*\\/', '*/').replace(/^(\s*)\\(?=\+|TODO|---|\\)/, '$1');
 }
 

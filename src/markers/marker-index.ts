@@ -11,6 +11,14 @@ import type { Marker, MarkerRegistry } from './registry.js';
 
 export class MarkerIndex {
   private readonly files = new Map<ts.SourceFile, FileMarkers>();
+  /**
+   * The markers of every declaration of the files collected so far, by node: asked about each property
+   * several times (its schema, whether it is required, immutable...), which then needs no walk up to its
+   * file.
+   */
+  private readonly byNode = new Map<ts.Node, Marker[]>();
+  /** The doc comment of every declaration of the files collected so far, and its file's text. */
+  private readonly docs = new Map<ts.Node, { text: string; range: ts.CommentRange }>();
 
   constructor(
     private readonly registry: MarkerRegistry,
@@ -23,19 +31,23 @@ export class MarkerIndex {
     if (!markers) {
       markers = collectFileMarkers(sf, this.registry, this.report);
       this.files.set(sf, markers);
+      for (const [node, list] of markers.byNode) this.byNode.set(node, list);
+      const text = sf.getFullText();
+      for (const [node, range] of markers.docs) this.docs.set(node, { text, range });
     }
     return markers;
   }
 
   /** The markers directly above a declaration (interface, type alias, class, enum, property). */
   markersOf(node: ts.Node): Marker[] {
-    return this.fileMarkers(node.getSourceFile()).byNode.get(node) ?? [];
+    return this.byNode.get(node) ?? this.fileMarkers(node.getSourceFile()).byNode.get(node) ?? [];
   }
 
   /** The description of a declaration, from its JSDoc (description.ts). */
   descriptionOf(node: ts.Node): string | undefined {
-    const sf = node.getSourceFile();
-    const range = this.fileMarkers(sf).docOf(node);
-    return range ? describe(commentTextLines(sf.getFullText(), range)) : undefined;
+    // A declaration of a file not collected yet has no entry in byNode: collect its file first.
+    if (!this.byNode.has(node)) this.fileMarkers(node.getSourceFile());
+    const doc = this.docs.get(node);
+    return doc ? describe(commentTextLines(doc.text, doc.range)) : undefined;
   }
 }

@@ -189,7 +189,39 @@ describe('collectFileMarkers', () => {
     ]);
     expect(names(result.byNode.get(name!))).toEqual(['kubebuilder:validation:MaxLength@13:6']);
     expect(names(result.package)).toEqual(['kubebuilder:rbac@1:4']);
-    expect(result.docOf(replicas!)).toBeDefined();
+    expect(result.docs.get(replicas!)).toBeDefined();
+  });
+
+  it('reads a marker text repeated on several declarations at each place, and reports each problem there', () => {
+    const { sf, result, diagnostics } = collect(
+      [
+        'export interface A {',
+        '  /** +kubebuilder:validation:Enum=a;b */',
+        '  x: string;',
+        '  /**',
+        '   * +kubebuilder:validation:Enum=a;b',
+        '   * +kubebuilder:validation:MaxLength=x',
+        '   */',
+        '  y: string;',
+        '  /** +kubebuilder:validation:MaxLength=x */',
+        '  z: string;',
+        '}',
+        '',
+      ].join('\n'),
+    );
+    const [x, y] = sf.statements.find(ts.isInterfaceDeclaration)!.members;
+    expect(names(result.byNode.get(x!))).toEqual(['kubebuilder:validation:Enum@2:7']);
+    expect(names(result.byNode.get(y!))).toEqual(['kubebuilder:validation:Enum@5:6']);
+    const [first] = result.byNode.get(x!)!;
+    const [second] = result.byNode.get(y!)!;
+    expect(second!.value).toEqual(['a', 'b']);
+    expect(second!.raw).toBe(first!.raw);
+    // Every use shares the parsed value: nothing may change it for the others.
+    expect(Object.isFrozen(first!.value)).toBe(true);
+    expect(diagnostics.map((d) => `${d.line}:${d.col}: ${d.message}`)).toEqual([
+      '6:40: invalid marker +kubebuilder:validation:MaxLength on A.y: expected an integer, got "x"',
+      '9:41: invalid marker +kubebuilder:validation:MaxLength on A.z: expected an integer, got "x"',
+    ]);
   });
 
   it('reports a misspelled marker and a misplaced one at file:line:col', () => {
@@ -254,27 +286,10 @@ describe('collectFileMarkers', () => {
         (m) => `${(m.value as { resources: string[] }).resources.join()}@${m.line}:${m.col}`,
       ),
     ).toEqual(['before-brace@10:6', 'in-body@14:6', 'at-end@25:4']);
-    // Every declaration markers attach to, by a full walk of the file.
-    const declarations: ts.Node[] = [];
-    const walk = (node: ts.Node): void => {
-      if (
-        ts.isInterfaceDeclaration(node) ||
-        ts.isTypeAliasDeclaration(node) ||
-        ts.isClassDeclaration(node) ||
-        ts.isEnumDeclaration(node) ||
-        ts.isPropertySignature(node) ||
-        ts.isPropertyDeclaration(node)
-      )
-        declarations.push(node);
-      ts.forEachChild(node, walk);
-    };
-    walk(sf);
-    const docs = declarations.flatMap((node) => {
-      const range = result.docOf(node);
-      return range
-        ? [[(node as ts.NamedDeclaration).name?.getText(sf), sf.text.slice(range.pos, range.end)]]
-        : [];
-    });
+    const docs = [...result.docs].map(([node, range]) => [
+      (node as ts.NamedDeclaration).name?.getText(sf),
+      sf.text.slice(range.pos, range.end),
+    ]);
     // No doc for leaf (its comment follows `{` on the same line) nor for the enum member (not a target).
     expect(docs).toEqual([
       ['Outer', '/** Outer. */'],
@@ -283,10 +298,17 @@ describe('collectFileMarkers', () => {
       ['W', '/** Widget. */'],
       ['size', '/** Size. */'],
     ]);
-    const member = sf.statements.find(ts.isEnumDeclaration)!.members[0]!;
-    expect(result.docOf(member)).toBeUndefined();
-    // The rbac lines are the file's; no declaration has a marker.
-    expect(declarations.map((node) => result.byNode.get(node) ?? [])).toEqual(declarations.map(() => []));
+    expect([...result.byNode.keys()].map((node) => (node as ts.NamedDeclaration).name?.getText(sf))).toEqual([
+      'Outer',
+      'nested',
+      'deep',
+      'leaf',
+      'text',
+      'tpl',
+      'E',
+      'W',
+      'size',
+    ]);
   });
 
   it('refuses integers out of the int64 range, or beyond what a number keeps exactly, at their position', () => {

@@ -168,8 +168,35 @@ const MISPLACED_WORDS: Record<Target, string> = {
   field: 'on a property',
 };
 
+/** A marker text parsed for a target: its definition and value (frozen: every use shares it), or none. */
+type Parsed = { definition: MarkerDefinition; value: unknown } | null;
+
+/** Freezes a parsed value and what it holds. */
+function deepFreeze(value: unknown): unknown {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
 export class MarkerRegistry {
   private readonly byTarget: Record<Target, Map<string, MarkerDefinition>> = {
+    package: new Map(),
+    type: new Map(),
+    field: new Map(),
+  };
+  /**
+   * Lookups and parses by marker text, per target: an API repeats its markers (the same bounds and
+   * patterns on many fields), and a text means the same wherever it stands. Problems are not kept: their
+   * messages name the declaration.
+   */
+  private readonly looked: Record<Target, Map<string, MarkerDefinition | null>> = {
+    package: new Map(),
+    type: new Map(),
+    field: new Map(),
+  };
+  private readonly parsed: Record<Target, Map<string, Parsed>> = {
     package: new Map(),
     type: new Map(),
     field: new Map(),
@@ -178,6 +205,10 @@ export class MarkerRegistry {
   define(...definitions: MarkerDefinition[]): this {
     for (const def of definitions) {
       for (const target of def.targets) this.byTarget[target].set(def.name, def);
+    }
+    for (const target of ['package', 'type', 'field'] as const) {
+      this.looked[target].clear();
+      this.parsed[target].clear();
     }
     return this;
   }
@@ -190,9 +221,13 @@ export class MarkerRegistry {
   }
 
   lookup(raw: string, target: Target): MarkerDefinition | undefined {
+    const looked = this.looked[target].get(raw);
+    if (looked !== undefined) return looked ?? undefined;
     const { name, anonName } = splitMarker(raw);
     const map = this.byTarget[target];
-    return map.get(anonName) ?? map.get(name);
+    const def = map.get(anonName) ?? map.get(name);
+    this.looked[target].set(raw, def ?? null);
+    return def;
   }
 
   /** The targets a marker would be valid on. */
@@ -226,6 +261,26 @@ export class MarkerRegistry {
    * known prefix that no definition matches: it belongs to another tool.
    */
   parse(
+    raw: string,
+    target: Target,
+    where: { file: string; line: number; col: number },
+    subject?: string,
+  ): ParseResult | undefined {
+    let parsed = this.parsed[target].get(raw);
+    if (parsed === undefined) {
+      const result = this.parseText(raw, target, where, subject);
+      if (result?.ok === false) return result;
+      parsed = result
+        ? { definition: result.marker.definition, value: deepFreeze(result.marker.value) }
+        : null;
+      this.parsed[target].set(raw, parsed);
+    }
+    if (parsed === null) return undefined;
+    const { definition, value } = parsed;
+    return { ok: true, marker: { name: definition.name, definition, value, raw, ...where } };
+  }
+
+  private parseText(
     raw: string,
     target: Target,
     where: { file: string; line: number; col: number },

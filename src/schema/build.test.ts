@@ -4,7 +4,7 @@ import { schemaOf } from '../../test/helpers/schema.js';
 import { defaultRegistry } from '../manifests/registry.js';
 import { formatDiagnostic, MarkerIndex, Report, type Diagnostic } from '../markers/index.js';
 import { SchemaBuilder } from './build.js';
-import { clone, type JSONSchemaProps } from './types.js';
+import type { JSONSchemaProps } from './types.js';
 
 const props = (source: string) => {
   const { schema, diagnostics } = schemaOf(source);
@@ -433,23 +433,5 @@ describe('unsupported constructs', () => {
     expect(diagnostics.map((d) => d.split('\n')[0])).toEqual([
       'types.ts:2:37: error: recursive type Tree<string> at Root.tree.children[]: CRD schemas cannot be recursive',
     ]);
-  });
-});
-
-describe('clone', () => {
-  it('copies deeply, keeping shared and cyclic references shared, as structuredClone does', () => {
-    const shared = { type: 'string', enum: ['a', 'b'] };
-    const value: Record<string, unknown> = {
-      properties: { a: shared, b: shared },
-      default: [1, { x: null }],
-    };
-    value['self'] = value;
-    const copy = clone(value);
-    expect(copy).toEqual(structuredClone(value));
-    const props = copy['properties'] as Record<string, unknown>;
-    expect(props['a']).not.toBe(shared);
-    expect(props['a']).toBe(props['b']);
-    expect(copy['self']).toBe(copy);
-    expect(clone(new Date(0))).toEqual(new Date(0));
   });
 });

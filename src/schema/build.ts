@@ -48,7 +48,8 @@ export class SchemaBuilder {
    * of them required, unless the kind's `+kubesmith:root:` markers say otherwise.
    */
   rootSchema(decl: Decl): JSONSchemaProps {
-    const schema = this.declarationSchema(decl, declName(decl)); // a copy of the cached schema
+    // A copy of the cached schema's top level; its properties are the cache's, so they are changed on a copy.
+    const schema = this.declarationSchema(decl, declName(decl));
     const markers = this.markers.markersOf(decl);
     const kept = new Set<string>(
       markers.filter((m) => m.definition === ROOT_REQUIRED).flatMap((m) => m.value as string[]),
@@ -56,7 +57,8 @@ export class SchemaBuilder {
     const documented = !markers.some(
       (m) => m.definition === ROOT_TYPE_META_DESCRIPTIONS && m.value === false,
     );
-    const props = schema.properties ?? {};
+    const props = { ...schema.properties };
+    if (schema.properties) schema.properties = props;
     if (props['metadata']) props['metadata'] = { type: 'object' };
     // apiVersion and kind are plain strings whatever literal type they are written with (as TypeMeta).
     for (const key of ['apiVersion', 'kind'] as const) {

@@ -10,6 +10,20 @@ import type { JSONSchemaProps } from './types.js';
 const RUNTIME = '@kubesmith/runtime';
 const CLIENT = '@kubernetes/client-node';
 
+/**
+ * Condition's schema, shared by every use (each gets its own top level, as a cached declaration's use
+ * does) and frozen, so that nothing can change it for the others.
+ */
+const condition = deepFreeze(CONDITION_SCHEMA);
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
+
 const intOrString = (): JSONSchemaProps => ({
   anyOf: [{ type: 'integer' }, { type: 'string' }],
   'x-kubernetes-int-or-string': true,
@@ -23,11 +37,11 @@ export const KNOWN_TYPES: Readonly<Record<string, () => JSONSchemaProps>> = {
   [`${RUNTIME}#Time`]: () => ({ type: 'string', format: 'date-time' }),
   [`${RUNTIME}#MicroTime`]: () => ({ type: 'string', format: 'date-time' }),
   [`${RUNTIME}#Duration`]: () => ({ type: 'string' }),
-  [`${RUNTIME}#Condition`]: () => structuredClone(CONDITION_SCHEMA),
+  [`${RUNTIME}#Condition`]: () => ({ ...condition }),
   [`${RUNTIME}#ObjectMeta`]: () => ({ type: 'object' }),
   [`${RUNTIME}#RawExtension`]: () => ({ type: 'object', 'x-kubernetes-preserve-unknown-fields': true }),
   [`${CLIENT}#V1ObjectMeta`]: () => ({ type: 'object' }),
-  [`${CLIENT}#V1Condition`]: () => structuredClone(CONDITION_SCHEMA),
+  [`${CLIENT}#V1Condition`]: () => ({ ...condition }),
   [`${CLIENT}#IntOrString`]: intOrString,
   ['#Date']: () => ({ type: 'string', format: 'date-time' }),
 };

@@ -3,7 +3,12 @@
  * of `Box<Mode>`), because every construct is mapped in one place and the written node only adds names.
  */
 import { describe, expect, it } from 'vitest';
+import { Project, ts } from 'ts-morph';
 import { schemaOf } from '../../test/helpers/schema.js';
+import { defaultRegistry } from '../manifests/registry.js';
+import { MarkerIndex, Report, type Diagnostic } from '../markers/index.js';
+import { SchemaBuilder } from './build.js';
+import { RULE_ORIGIN } from './types.js';
 
 describe('the type mapper', () => {
   it('maps a type written and the same type reached through a type argument alike', () => {
@@ -89,5 +94,104 @@ describe('the type mapper', () => {
       count: { type: 'integer', format: 'int32' },
     });
     expect(props['boxed']?.properties).toEqual({ v: { type: 'boolean' } });
+  });
+});
+
+/** A builder over `source` (an in-memory file), and its declarations by name. */
+function builderOf(source: string) {
+  const project = new Project({
+    useInMemoryFileSystem: true,
+    compilerOptions: { strict: true, target: ts.ScriptTarget.ES2022 },
+  });
+  const sf = project.createSourceFile('/src/types.ts', source).compilerNode;
+  const diagnostics: Diagnostic[] = [];
+  const report = new Report(() => 'types.ts', diagnostics);
+  const builder = new SchemaBuilder({
+    checker: project.getTypeChecker().compilerObject,
+    markers: new MarkerIndex(defaultRegistry(), report),
+    report,
+  });
+  const decl = (name: string) => {
+    const found = sf.statements.find(
+      (s): s is ts.InterfaceDeclaration | ts.TypeAliasDeclaration =>
+        (ts.isInterfaceDeclaration(s) || ts.isTypeAliasDeclaration(s)) && s.name.text === name,
+    );
+    if (!found) throw new Error(`no ${name}`);
+    return found;
+  };
+  return { builder, decl, diagnostics };
+}
+
+describe("a named type's cached schema", () => {
+  it('is the same for every use, whatever markers and description another use carries', () => {
+    const { schema, diagnostics } = schemaOf(`
+      /** +kubebuilder:validation:MinLength=1 */
+      type Name = string;
+      /** Names. */
+      type Names = Name[];
+      export interface Root {
+        /**
+         * The first use.
+         * +kubebuilder:validation:items:MaxLength=5
+         * +kubebuilder:validation:items:MinLength=2
+         * +kubebuilder:validation:MinItems=1
+         */
+        first: Names;
+        second: Names;
+        /**
+         * +kubebuilder:validation:MinLength=3
+         */
+        name: Name;
+        plain: Name;
+      }`);
+    expect(diagnostics).toEqual([]);
+    const props = schema.properties ?? {};
+    const name = { type: 'string', minLength: 1 };
+    expect(props['first']).toEqual({
+      description: 'The first use.',
+      type: 'array',
+      minItems: 1,
+      items: { type: 'string', maxLength: 5, allOf: [{ minLength: 1 }, { minLength: 2 }] },
+    });
+    expect(props['second']).toEqual({ description: 'Names.', type: 'array', items: name });
+    expect(props['name']).toEqual({ type: 'string', allOf: [{ minLength: 1 }, { minLength: 3 }] });
+    expect(props['plain']).toEqual(name);
+  });
+
+  it("keeps its rules' origins: a rule a type's markers take over is a copy", () => {
+    const { builder, decl, diagnostics } = builderOf(`
+      interface Base {
+        /** +k8s:immutable */
+        x?: string;
+      }
+      /** +kubebuilder:validation:XValidation:rule="has(self.x)" */
+      interface Derived extends Base {}
+      export interface Root { derived: Derived; base: Base }`);
+    const schema = builder.declarationSchema(decl('Root'), 'Root');
+    expect(diagnostics).toEqual([]);
+    const [derivedOnceSet] = schema.properties?.['derived']?.['x-kubernetes-validations'] ?? [];
+    const [baseOnceSet] = schema.properties?.['base']?.['x-kubernetes-validations'] ?? [];
+    expect(derivedOnceSet?.rule).toBe('!has(oldSelf.x) || has(self.x)');
+    expect(derivedOnceSet?.[RULE_ORIGIN]?.line).toBe(6);
+    expect(baseOnceSet?.rule).toBe('!has(oldSelf.x) || has(self.x)');
+    expect(baseOnceSet?.[RULE_ORIGIN]).toBeUndefined();
+  });
+
+  it("is not changed by a kind's root schema", () => {
+    const { builder, decl, diagnostics } = builderOf(`
+      interface ObjectMeta { name?: string }
+      export interface Root { apiVersion: 'v1'; kind: 'Root'; metadata: ObjectMeta; spec: string }
+      export interface Holder { root: Root }`);
+    const root = builder.rootSchema(decl('Root'));
+    expect(root.properties?.['metadata']).toEqual({ type: 'object' });
+    expect(root.properties?.['kind']?.type).toBe('string');
+    const held = builder.declarationSchema(decl('Holder'), 'Holder').properties?.['root'];
+    expect(held?.properties?.['metadata']).toEqual({
+      type: 'object',
+      properties: { name: { type: 'string' } },
+    });
+    expect(held?.properties?.['kind']).toEqual({ type: 'string', enum: ['Root'] });
+    expect(held?.required).toEqual(['apiVersion', 'kind', 'metadata', 'spec']);
+    expect(diagnostics).toEqual([]);
   });
 });

@@ -13,7 +13,7 @@ import { computedObjectSchema, declaredObjectSchema, intersectionSchema } from '
 import type { Reporter } from './report.js';
 import { isLibFile } from '../typescript/lib-subset.js';
 import { declName, referenceOf, type Decl, type Resolver } from './resolve.js';
-import { clone, type JSONSchemaProps } from './types.js';
+import type { JSONSchemaProps } from './types.js';
 import { unionSchema } from './unions.js';
 
 /** What to map: a type, and where it was written if it was. */
@@ -56,8 +56,11 @@ export class TypeMapper {
   private readonly cache = new Map<Decl, JSONSchemaProps | typeof IN_PROGRESS>();
   /** Computed types being walked: the checker interns instantiations (Node<string> is one object). */
   private readonly typesInProgress = new Set<ts.Type>();
-  /** Schemas of named types (declarations, known types): markers on their uses combine with theirs. */
-  private readonly named = new WeakSet<JSONSchemaProps>();
+  /**
+   * Schemas of named types (declarations, known types): markers on their uses combine with theirs. A Set,
+   * not a WeakSet: it lives as long as the run's schemas, and adding to a Set costs less.
+   */
+  private readonly named = new Set<JSONSchemaProps>();
   readonly isNamed = (schema: JSONSchemaProps): boolean => this.named.has(schema);
 
   constructor(
@@ -88,11 +91,15 @@ export class TypeMapper {
     return this.byName(s) ?? this.byStructure(s);
   }
 
-  /** The schema of a named type, with its description and type-level markers. Cached. */
+  /**
+   * The schema of a named type, with its description and type-level markers. Cached: each use gets its
+   * own top-level object over the cached one's children, which are shared by every use and so never
+   * changed in place (a use's markers replace a child rather than change it, apply.ts).
+   */
   declarationSchema(decl: Decl, path: string, at: ts.Node = decl): JSONSchemaProps {
     const cached = this.cache.get(decl);
     if (cached === IN_PROGRESS) return this.reporter.recursive(at, declName(decl), path);
-    if (cached) return this.markNamed(clone(cached));
+    if (cached) return this.markNamed({ ...cached });
     this.cache.set(decl, IN_PROGRESS);
     let schema: JSONSchemaProps;
     if (ts.isInterfaceDeclaration(decl) || ts.isClassDeclaration(decl)) {
@@ -114,7 +121,7 @@ export class TypeMapper {
       this.isNamed,
     );
     this.cache.set(decl, schema);
-    return this.markNamed(clone(schema));
+    return this.markNamed({ ...schema });
   }
 
   /** A known type or a declaration, by the written name or else by the computed type's declaration. */

@@ -6,6 +6,7 @@
  * their once-set rule to the object.
  */
 import { ts } from '../typescript/compiler.cjs';
+import type { Marker } from '../markers/index.js';
 import { applyMarkers } from './apply.js';
 import type { Subject, TypeMapper } from './mapper.js';
 import { declName, type Decl } from './resolve.js';
@@ -41,11 +42,12 @@ export function declaredObjectSchema(
       if (name === undefined) continue;
       const propPath = `${path}.${name}`;
       const subject = member.type && m.written(member.type, propPath, member.questionToken !== undefined);
-      const prop = propertySchema(m, member, subject, propPath);
+      const markers = m.index.markersOf(member);
+      const prop = propertySchema(m, member, markers, subject, propPath);
       schema.properties![name] = prop;
-      if (isRequired(m, member)) required.add(name);
+      if (isRequired(m, member, markers)) required.add(name);
       else required.delete(name);
-      if (isImmutable(m, member)) immutable.push(name);
+      if (isImmutable(markers)) immutable.push(name);
     } else if (ts.isIndexSignatureDeclaration(member)) {
       const param = member.parameters[0];
       if (!param?.type || param.type.kind !== ts.SyntaxKind.StringKeyword) {
@@ -133,11 +135,12 @@ export function computedObjectSchema(m: TypeMapper, s: Subject, named: Decl | un
             at: s.at,
             path: propPath,
           };
-    schema.properties![prop.name] = propertySchema(m, member, subject, propPath);
+    const markers = member ? m.index.markersOf(member) : [];
+    schema.properties![prop.name] = propertySchema(m, member, markers, subject, propPath);
     // Partial<T> and Required<T> change a property's optionality: then the mapped type decides.
     const transformed = member !== undefined && (member.questionToken !== undefined) !== optional;
-    if (member && !transformed ? isRequired(m, member) : !optional) required.push(prop.name);
-    if (member && isImmutable(m, member)) immutable.push(prop.name);
+    if (member && !transformed ? isRequired(m, member, markers) : !optional) required.push(prop.name);
+    if (member && isImmutable(markers)) immutable.push(prop.name);
   }
   const index = s.type.getStringIndexType();
   if (index) {
@@ -161,12 +164,12 @@ export function computedObjectSchema(m: TypeMapper, s: Subject, named: Decl | un
 function propertySchema(
   m: TypeMapper,
   member: Member | undefined,
+  markers: readonly Marker[],
   subject: Subject | undefined,
   path: string,
 ): JSONSchemaProps {
-  const markers = member ? m.index.markersOf(member) : [];
   let schema: JSONSchemaProps = {};
-  if (markers.some((mk) => mk.definition.field?.schemaless)) {
+  if (markers.some(isSchemaless)) {
     // No schema: the marker's point.
   } else if (subject) {
     schema = m.schemaOf(subject);
@@ -221,9 +224,9 @@ function propertyName(m: TypeMapper, name: ts.PropertyName, path: string): strin
 }
 
 /** Required unless optional: by the marker of highest precedence, then `?`, then the package's default. */
-function isRequired(m: TypeMapper, member: Member): boolean {
+function isRequired(m: TypeMapper, member: Member, markers: readonly Marker[]): boolean {
   let decided: { value: boolean; precedence: number } | undefined;
-  for (const marker of m.index.markersOf(member)) {
+  for (const marker of markers) {
     const required = marker.definition.field?.required;
     if (required && (!decided || required.precedence > decided.precedence)) decided = required;
   }
@@ -232,9 +235,12 @@ function isRequired(m: TypeMapper, member: Member): boolean {
   return !m.optionalByDefault(member.getSourceFile());
 }
 
-function isImmutable(m: TypeMapper, member: Member): boolean {
-  return m.index.markersOf(member).some((marker) => marker.definition.field?.immutable);
+function isImmutable(markers: readonly Marker[]): boolean {
+  return markers.some(isImmutableMarker);
 }
+
+const isImmutableMarker = (marker: Marker) => marker.definition.field?.immutable === true;
+const isSchemaless = (marker: Marker) => marker.definition.field?.schemaless === true;
 
 function mentionsTypeParameter(m: TypeMapper, node: ts.TypeNode): boolean {
   let found = false;

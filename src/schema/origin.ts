@@ -32,5 +32,12 @@ export function packageNameFinder(readFile: ReadFile): (fileName: string) => str
     byDir.set(dir, name);
     return name;
   };
-  return (fileName) => nameIn(path.posix.dirname(fileName.split(path.sep).join('/')));
+  // Asked once per known-type question, for a few files: remembered per file name too.
+  const byFile = new Map<string, string | undefined>();
+  return (fileName) => {
+    if (byFile.has(fileName)) return byFile.get(fileName);
+    const name = nameIn(path.posix.dirname(fileName.split(path.sep).join('/')));
+    byFile.set(fileName, name);
+    return name;
+  };
 }

@@ -53,6 +53,8 @@ function valueValidationProblems(
   if (branch.items) valueValidationProblems(branch.items, where, out, false);
 }
 
+const BRANCHES = ['anyOf', 'oneOf', 'allOf'] as const;
+
 /** The structural rules one node can break by itself, each message prefixed with `where`. */
 function nodeProblems(s: JSONSchemaProps, where: string, out: StructuralProblem[]): void {
   const preserve = s['x-kubernetes-preserve-unknown-fields'] === true;
@@ -96,10 +98,10 @@ function nodeProblems(s: JSONSchemaProps, where: string, out: StructuralProblem[
     });
   }
   if (
-    s.properties &&
-    Object.keys(s.properties).length > 0 &&
     s.additionalProperties !== undefined &&
-    s.additionalProperties !== true
+    s.additionalProperties !== true &&
+    s.properties &&
+    Object.keys(s.properties).length > 0
   ) {
     out.push({
       message: `${where}has both properties and additionalProperties`,
@@ -169,7 +171,8 @@ function nodeProblems(s: JSONSchemaProps, where: string, out: StructuralProblem[
       }
     }
   }
-  for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
+  if (s.anyOf === undefined && s.oneOf === undefined && s.allOf === undefined) return;
+  for (const key of BRANCHES) {
     for (const branch of s[key] ?? []) {
       valueValidationProblems(
         branch,
@@ -184,13 +187,16 @@ function nodeProblems(s: JSONSchemaProps, where: string, out: StructuralProblem[
 /** Problems of `schema` itself and of its items/additionalProperties (not of its properties). */
 export function structuralProblems(schema: JSONSchemaProps): StructuralProblem[] {
   const out: StructuralProblem[] = [];
-  const visit = (s: JSONSchemaProps, where: string): void => {
-    nodeProblems(s, where, out);
-    if (s.items) visit(s.items, `${where}items: `);
-    if (typeof s.additionalProperties === 'object') visit(s.additionalProperties, `${where}values: `);
-  };
-  visit(schema, '');
+  ownProblems(schema, '', out);
   return out;
+}
+
+/** structuralProblems' walk (a function of its own: it runs for every property). */
+function ownProblems(s: JSONSchemaProps, where: string, out: StructuralProblem[]): void {
+  nodeProblems(s, where, out);
+  if (s.items) ownProblems(s.items, `${where}items: `, out);
+  if (typeof s.additionalProperties === 'object')
+    ownProblems(s.additionalProperties, `${where}values: `, out);
 }
 
 /** Keywords JSON Schema has and CRD schemas must not use. */
@@ -204,6 +210,7 @@ const FORBIDDEN_KEYS = [
   'const',
   'examples',
 ];
+const FORBIDDEN = new Set(FORBIDDEN_KEYS);
 
 /**
  * The apiserver's rules over a whole CRD version schema (`openAPIV3Schema`): every node's structural
@@ -235,8 +242,13 @@ export function crdSchemaProblems(root: JSONSchemaProps): StructuralProblem[] {
   }
   const visit = (s: JSONSchemaProps, path: string): void => {
     const where = path === '' ? '' : `${path}: `;
-    for (const key of FORBIDDEN_KEYS) {
-      if (key in s) out.push({ message: `${where}uses ${key}, which CRD schemas do not support` });
+    // One pass over the node's few keys; the problems, when there are any, in FORBIDDEN_KEYS' order.
+    let forbidden = false;
+    for (const key in s) if (FORBIDDEN.has(key)) forbidden = true;
+    if (forbidden) {
+      for (const key of FORBIDDEN_KEYS) {
+        if (key in s) out.push({ message: `${where}uses ${key}, which CRD schemas do not support` });
+      }
     }
     if (path !== '') nodeProblems(s, where, out);
     if (s.pattern !== undefined) {
@@ -253,9 +265,12 @@ export function crdSchemaProblems(root: JSONSchemaProps): StructuralProblem[] {
       const { default: value, ...own } = s;
       for (const why of valueProblems(value, own)) out.push({ message: `${where}the default ${why}` });
     }
-    for (const [name, child] of Object.entries(s.properties ?? {})) {
-      if (path === '' && name === 'metadata') continue;
-      visit(child, `${path}.${name}`);
+    const properties = s.properties;
+    if (properties) {
+      for (const name of Object.keys(properties)) {
+        if (path === '' && name === 'metadata') continue;
+        visit(properties[name]!, `${path}.${name}`);
+      }
     }
     if (s.items) visit(s.items, `${path}[]`);
     if (typeof s.additionalProperties === 'object') visit(s.additionalProperties, `${path}[*]`);

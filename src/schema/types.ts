@@ -41,7 +41,7 @@ export interface JSONSchemaProps {
 
 /**
  * Where a rule comes from (the marker that made it), kept under a non-enumerable symbol so that it travels
- * with the rule through copies (clone) but is never written out nor compared (ruleOrigin sets it).
+ * with the rule through copies of it but is never written out nor compared (withRuleOrigin sets it).
  */
 export const RULE_ORIGIN: unique symbol = Symbol('kubesmith.ruleOrigin');
 
@@ -53,10 +53,15 @@ export interface RuleOrigin {
   raw: string;
 }
 
-/** Records the marker a rule comes from, unless it has one already. */
-export function setRuleOrigin(rule: ValidationRule, origin: RuleOrigin): void {
-  if (rule[RULE_ORIGIN]) return;
-  Object.defineProperty(rule, RULE_ORIGIN, { value: origin, enumerable: false, configurable: true });
+/**
+ * The rule with the marker it comes from: the rule itself if it has an origin already, else a copy (the
+ * rule may be a cached type's, shared by every use of it).
+ */
+export function withRuleOrigin(rule: ValidationRule, origin: RuleOrigin): ValidationRule {
+  if (rule[RULE_ORIGIN]) return rule;
+  const copy = { ...rule };
+  Object.defineProperty(copy, RULE_ORIGIN, { value: origin, enumerable: false, configurable: true });
+  return copy;
 }
 
 export interface ValidationRule {
@@ -67,36 +72,4 @@ export interface ValidationRule {
   reason?: string;
   fieldPath?: string;
   optionalOldSelf?: boolean;
-}
-
-/**
- * A deep copy, as `structuredClone` makes it (shared and cyclic references stay shared), but in plain
- * JavaScript for the plain objects and arrays schemas are made of, which is several times faster. Anything
- * else goes to `structuredClone`.
- */
-export function clone<T>(value: T): T {
-  return copy(value, new Map()) as T;
-}
-
-function copy(value: unknown, seen: Map<object, unknown>): unknown {
-  if (typeof value !== 'object' || value === null) {
-    return typeof value === 'function' || typeof value === 'symbol' ? structuredClone(value) : value;
-  }
-  const known = seen.get(value);
-  if (known !== undefined) return known;
-  if (Array.isArray(value) && Object.getPrototypeOf(value) === Array.prototype) {
-    const out: unknown[] = [];
-    seen.set(value, out);
-    for (let i = 0; i < value.length; i++) out.push(copy(value[i], seen));
-    return out;
-  }
-  const proto = Object.getPrototypeOf(value) as unknown;
-  if (proto !== Object.prototype && proto !== null) return structuredClone(value);
-  const out: Record<string, unknown> = {};
-  seen.set(value, out);
-  for (const key of Object.keys(value)) out[key] = copy((value as Record<string, unknown>)[key], seen);
-  // Symbol keys carry facts about the value (a rule's origin), shared rather than copied.
-  for (const key of Object.getOwnPropertySymbols(value))
-    Object.defineProperty(out, key, Object.getOwnPropertyDescriptor(value, key)!);
-  return out;
 }
