@@ -7,16 +7,42 @@ import { ExitCode, KubesmithError } from '../errors.js';
 import { kubesmithVersion } from '../version.js';
 import { Output } from './output.js';
 import { printable } from '../printable.js';
-import { registerInit } from './init.js';
-import { registerCreate } from './create.js';
-import { registerManifests } from './manifests.js';
-import { registerEnvtest } from './envtest.js';
-import { registerBuildInstaller } from './build-installer.js';
-import { registerHelmChart } from './helm-chart.js';
-import { registerAlpha } from './alpha.js';
-import { registerImport } from './import.js';
-import { registerValidate } from './validate.js';
-import { registerRun } from './run.js';
+
+type Register = (program: Command, contextFor: (command: Command) => CommandContext) => void;
+
+/**
+ * Each command's module, by the names it registers, in the order `--help` lists them. Loaded when needed:
+ * a run of one command loads only its own (the others' modules are a third of the CLI's start-up).
+ */
+const COMMANDS: readonly { names: readonly string[]; load: () => Promise<Register> }[] = [
+  { names: ['init'], load: async () => (await import('./init.js')).registerInit },
+  { names: ['create'], load: async () => (await import('./create.js')).registerCreate },
+  { names: ['manifests'], load: async () => (await import('./manifests.js')).registerManifests },
+  { names: ['envtest'], load: async () => (await import('./envtest.js')).registerEnvtest },
+  {
+    names: ['build-installer'],
+    load: async () => (await import('./build-installer.js')).registerBuildInstaller,
+  },
+  { names: ['helm-chart', 'edit'], load: async () => (await import('./helm-chart.js')).registerHelmChart },
+  { names: ['alpha'], load: async () => (await import('./alpha.js')).registerAlpha },
+  { names: ['import'], load: async () => (await import('./import.js')).registerImport },
+  { names: ['validate'], load: async () => (await import('./validate.js')).registerValidate },
+  { names: ['run'], load: async () => (await import('./run.js')).registerRun },
+];
+
+/** The options a program takes before its subcommand's name (withGlobalOptions); none takes a value. */
+const GLOBAL_FLAGS = new Set(['--no-color', '--verbose', '--json']);
+
+/**
+ * The commands to register for `args` (the arguments after the script): only the one named, when the first
+ * argument that is not a global flag names one; all of them otherwise (`--help`, `help`, `--version`, a
+ * misspelled command that commander suggests a name for, no command at all).
+ */
+function commandsFor(args: readonly string[]): readonly { load: () => Promise<Register> }[] {
+  const name = args.find((arg) => !GLOBAL_FLAGS.has(arg));
+  const named = COMMANDS.find((command) => name !== undefined && command.names.includes(name));
+  return named ? [named] : COMMANDS;
+}
 
 /** Options every command accepts. */
 export interface GlobalOptions {
@@ -76,8 +102,8 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
     };
   };
 
-  const program = buildProgram(contextFor, { stdout, stderr });
   try {
+    const program = await buildProgram(argv.slice(2), contextFor, { stdout, stderr });
     await program.parseAsync(argv as string[]);
     return ExitCode.ok;
   } catch (error) {
@@ -85,10 +111,11 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
   }
 }
 
-function buildProgram(
+async function buildProgram(
+  args: readonly string[],
   contextFor: (command: Command) => CommandContext,
   streams: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream },
-): Command {
+): Promise<Command> {
   const program = new Command('kubesmith')
     .description('Scaffold and generate Kubernetes operators written in TypeScript.')
     .version(kubesmithVersion, '-V, --version', 'print the kubesmith version')
@@ -106,16 +133,8 @@ Examples:
     );
   configure(program, streams);
   withGlobalOptions(program);
-  registerInit(program, contextFor);
-  registerCreate(program, contextFor);
-  registerManifests(program, contextFor);
-  registerEnvtest(program, contextFor);
-  registerBuildInstaller(program, contextFor);
-  registerHelmChart(program, contextFor);
-  registerAlpha(program, contextFor);
-  registerImport(program, contextFor);
-  registerValidate(program, contextFor);
-  registerRun(program, contextFor);
+  const registers = await Promise.all(commandsFor(args).map((command) => command.load()));
+  for (const register of registers) register(program, contextFor);
   program
     .command('version')
     .description('print the kubesmith version')
