@@ -3,11 +3,7 @@
  * of `Box<Mode>`), because every construct is mapped in one place and the written node only adds names.
  */
 import { describe, expect, it } from 'vitest';
-import { Project, ts } from 'ts-morph';
-import { schemaOf } from '../../test/helpers/schema.js';
-import { defaultRegistry } from '../manifests/registry.js';
-import { MarkerIndex, Report, type Diagnostic } from '../markers/index.js';
-import { SchemaBuilder } from './build.js';
+import { builderOf, schemaOf } from '../../test/helpers/schema.js';
 import { RULE_ORIGIN } from './types.js';
 
 describe('the type mapper', () => {
@@ -96,31 +92,6 @@ describe('the type mapper', () => {
     expect(props['boxed']?.properties).toEqual({ v: { type: 'boolean' } });
   });
 });
-
-/** A builder over `source` (an in-memory file), and its declarations by name. */
-function builderOf(source: string) {
-  const project = new Project({
-    useInMemoryFileSystem: true,
-    compilerOptions: { strict: true, target: ts.ScriptTarget.ES2022 },
-  });
-  const sf = project.createSourceFile('/src/types.ts', source).compilerNode;
-  const diagnostics: Diagnostic[] = [];
-  const report = new Report(() => 'types.ts', diagnostics);
-  const builder = new SchemaBuilder({
-    checker: project.getTypeChecker().compilerObject,
-    markers: new MarkerIndex(defaultRegistry(), report),
-    report,
-  });
-  const decl = (name: string) => {
-    const found = sf.statements.find(
-      (s): s is ts.InterfaceDeclaration | ts.TypeAliasDeclaration =>
-        (ts.isInterfaceDeclaration(s) || ts.isTypeAliasDeclaration(s)) && s.name.text === name,
-    );
-    if (!found) throw new Error(`no ${name}`);
-    return found;
-  };
-  return { builder, decl, diagnostics };
-}
 
 describe("a named type's cached schema", () => {
   it('is the same for every use, whatever markers and description another use carries', () => {
