@@ -5,16 +5,15 @@
  * earlier run.
  *
  * While ts-morph is required its bundles, and re2js whenever it is, are read and compiled here, with
- * `vm.Script`, and the cached
- * data kept in `.cache/kubesmith/v8/` of the node_modules directory that holds @ts-morph/common, one file per
- * bundle, named by a hash of the bundle's path and its bytes' CRC-32 (file times are no proof: npm gives
- * every installed file the same one) and of Node's version and architecture. The bundle is read as bytes,
- * not through Node's loader: the key then needs no UTF-8 encoding of the source, and an ASCII-only bundle
- * (TypeScript's is) becomes a string without UTF-8 decoding. For the 9 MB compiler that took the read and
- * a SHA-256 of the bytes from about 35 ms to 18 (Node 20, this machine); a CRC-32 saves 3.4 ms more. A
- * cache V8 rejects (other V8 flags) is rewritten; one that cannot be read or written is done without. The
- * data is written when the process exits, so it includes what the run compiled, to a temporary file
- * renamed into place.
+ * `vm.Script`, and the cached data kept in `.cache/kubesmith/v8/` of the node_modules directory that holds
+ * @ts-morph/common, one file per bundle, named by a hash of the bundle's path and its bytes' CRC-32 (file
+ * times are no proof: npm gives every installed file the same one) and of Node's version and architecture.
+ * The bundle is read as bytes, not through Node's loader: the key then needs no UTF-8 encoding of the
+ * source, and an ASCII-only bundle (TypeScript's is) becomes a string without UTF-8 decoding. For the 9 MB
+ * compiler that took the read and a SHA-256 of the bytes from about 35 ms to 18 (Node 20, this machine); a
+ * CRC-32 saves 3.4 ms more. A cache V8 rejects (other V8 flags) is rewritten; one that cannot be read or
+ * written is done without. The data is written when the process exits, so it includes what the run
+ * compiled, to a temporary file renamed into place.
  * `NODE_DISABLE_COMPILE_CACHE=1` turns it off, as it does Node's own compile cache.
  */
 import { isAscii } from 'node:buffer';
