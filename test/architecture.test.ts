@@ -15,7 +15,7 @@ const repo = fileURLToPath(new URL('..', import.meta.url));
 
 /** src/: each folder's floor (`.` is the files at the top of src/). Lower floors know nothing of higher ones. */
 const SRC_FLOORS: Record<string, number> = {
-  '.': 0, // errors, printable, version, lazy-yaml
+  '.': 0, // errors, printable, version, lazy-yaml, within, deep-freeze
   typescript: 1, // the compiler: loading it, its code cache, building the program
   project: 1, // PROJECT, the project's layout, the atomic writer
   envtest: 1, // the envtest binaries

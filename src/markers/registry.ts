@@ -16,6 +16,7 @@ import type {
   VersionParts,
   WebhookSet,
 } from './effects.js';
+import { deepFreeze } from '../deep-freeze.js';
 import { Cursor, GrammarError, IDENT, parseValue, typeName, type ArgType } from './grammar.js';
 
 /** Where a marker may stand: a file (controller-gen's package), a type declaration, or a property. */
@@ -171,45 +172,30 @@ const MISPLACED_WORDS: Record<Target, string> = {
 /** A marker text parsed for a target: its definition and value (frozen: every use shares it), or none. */
 type Parsed = { definition: MarkerDefinition; value: unknown } | null;
 
-/** Freezes a parsed value and what it holds. */
-function deepFreeze(value: unknown): unknown {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
-}
+/** A map for each target. */
+const perTarget = <V>(): Record<Target, Map<string, V>> => ({
+  package: new Map(),
+  type: new Map(),
+  field: new Map(),
+});
 
 export class MarkerRegistry {
-  private readonly byTarget: Record<Target, Map<string, MarkerDefinition>> = {
-    package: new Map(),
-    type: new Map(),
-    field: new Map(),
-  };
+  private readonly byTarget = perTarget<MarkerDefinition>();
   /**
    * Lookups and parses by marker text, per target: an API repeats its markers (the same bounds and
    * patterns on many fields), and a text means the same wherever it stands. Problems are not kept: their
    * messages name the declaration.
    */
-  private readonly looked: Record<Target, Map<string, MarkerDefinition | null>> = {
-    package: new Map(),
-    type: new Map(),
-    field: new Map(),
-  };
-  private readonly parsed: Record<Target, Map<string, Parsed>> = {
-    package: new Map(),
-    type: new Map(),
-    field: new Map(),
-  };
+  private looked = perTarget<MarkerDefinition | null>();
+  private parsed = perTarget<Parsed>();
 
   define(...definitions: MarkerDefinition[]): this {
     for (const def of definitions) {
       for (const target of def.targets) this.byTarget[target].set(def.name, def);
     }
-    for (const target of ['package', 'type', 'field'] as const) {
-      this.looked[target].clear();
-      this.parsed[target].clear();
-    }
+    // What a text meant may change with the new definitions.
+    this.looked = perTarget();
+    this.parsed = perTarget();
     return this;
   }
 

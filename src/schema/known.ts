@@ -3,6 +3,7 @@
  * `'module#Export'`. The TypeScript declarations of these types lose what the schema needs (an int32 is a
  * `number`, a Quantity a `string`), so they are recognised by name and origin, never by structure.
  */
+import { deepFreeze } from '../deep-freeze.js';
 import { CONDITION_SCHEMA, QUANTITY_PATTERN } from './k8s-data.js';
 import { K8S_TYPES_DATA } from './k8s-types.data.js';
 import type { JSONSchemaProps } from './types.js';
@@ -15,14 +16,6 @@ const CLIENT = '@kubernetes/client-node';
  * does) and frozen, so that nothing can change it for the others.
  */
 const condition = deepFreeze(CONDITION_SCHEMA);
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null) {
-    for (const child of Object.values(value)) deepFreeze(child);
-    Object.freeze(value);
-  }
-  return value;
-}
 
 const intOrString = (): JSONSchemaProps => ({
   anyOf: [{ type: 'integer' }, { type: 'string' }],
