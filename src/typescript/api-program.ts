@@ -7,7 +7,7 @@ import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { relativeWithin } from '../within.js';
 import { ts } from './compiler.cjs';
-import { checkSubset, importsOf, planSubset, resolverFor, type Imports } from './declarations.js';
+import { checkSubset, importsOf, packageReader, planSubset, type Imports } from './declarations.js';
 import { libBlocker as findLibBlocker, type IsBrand } from './lib-subset.js';
 import { createProgram, parseOptions, projectOptions, type LibVariant } from './program.js';
 import { isInside, realPathOf } from './source-files.js';
@@ -134,7 +134,7 @@ export function apiProgram(
     const program = createProgram(apiFiles, options, overlay, cache, lib, mayRead);
     return { ...withLib(overlay, program), declarations: 'full' };
   }
-  const subset = planSubset(wanted, first, resolverFor(options));
+  const subset = planSubset(wanted, first, packageReader(options, parseOptions(options), cache));
   if (!subset) return full();
   const entries = new Map([...overlay, ...subset.entries]);
   const program = createProgram(apiFiles, options, entries, cache, lib, mayRead);

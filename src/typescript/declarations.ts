@@ -16,7 +16,7 @@
  * the full declarations; so does any other file of the finished program that imports either package for
  * a name the smaller entries lack, or imports a cut entry file by a relative path (`checkSubset`).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { ts } from './compiler.cjs';
 
@@ -99,12 +99,24 @@ export interface Subset {
   entriesByPackage: Map<string, string[]>;
 }
 
-interface Resolver {
+/** How the planner finds and reads the packages' declaration files. */
+export interface PackageReader {
   /** The entry file `pkg` resolves to from `fromFile`, in both module modes, or undefined. */
   resolve(pkg: string, fromFile: string): string[] | undefined;
+  /** A declaration file parsed as the program parses it, or undefined when it cannot be read. */
+  parse(file: string): ts.SourceFile | undefined;
 }
 
-export function resolverFor(options: ts.CompilerOptions): Resolver {
+/**
+ * Resolves as the program will, and parses with the program's options into `parsed`, the program's own
+ * cache of parsed files (program.ts): the declarations read to plan the subset (the runtime's modules,
+ * client-node's models) are the files the program then loads, and are not parsed again.
+ */
+export function packageReader(
+  options: ts.CompilerOptions,
+  parseOptions: ts.CreateSourceFileOptions,
+  parsed: Map<string, ts.SourceFile>,
+): PackageReader {
   return {
     resolve(pkg, fromFile) {
       const found = new Set<string>();
@@ -116,24 +128,24 @@ export function resolverFor(options: ts.CompilerOptions): Resolver {
       }
       return [...found];
     },
+    parse(file) {
+      const cached = parsed.get(file);
+      if (cached) return cached;
+      // Read as the program's host reads it (ts.sys drops a byte order mark).
+      const text = ts.sys.readFile(file);
+      if (text === undefined) return undefined;
+      const sf = ts.createSourceFile(file, text, parseOptions);
+      parsed.set(file, sf);
+      return sf;
+    },
   };
 }
-
-const parse = (file: string): ts.SourceFile | undefined => {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    return undefined;
-  }
-  return ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false);
-};
 
 /**
  * The smaller entries for `wanted` (the names the API files import from each package), or undefined when
  * a wanted name cannot be traced (then the full declarations load).
  */
-export function planSubset(wanted: Imports, fromFile: string, resolver: Resolver): Subset | undefined {
+export function planSubset(wanted: Imports, fromFile: string, reader: PackageReader): Subset | undefined {
   const entries = new Map<string, string>();
   const exported = new Map<string, Set<string>>();
   const entriesByPackage = new Map<string, string[]>();
@@ -151,10 +163,10 @@ export function planSubset(wanted: Imports, fromFile: string, resolver: Resolver
   const runtimeNames = wanted.names.get(RUNTIME);
   if (wanted.names.has(RUNTIME)) {
     if (!runtimeNames) return undefined;
-    const indexes = resolver.resolve(RUNTIME, fromFile);
+    const indexes = reader.resolve(RUNTIME, fromFile);
     if (!indexes) return undefined;
     for (const index of indexes) {
-      const subset = runtimeSubset(index, runtimeNames, wantClient);
+      const subset = runtimeSubset(reader, index, runtimeNames, wantClient);
       if (!subset) return undefined;
       addEntry(RUNTIME, index, subset.text);
       exported.set(RUNTIME, subset.exported);
@@ -173,12 +185,12 @@ export function planSubset(wanted: Imports, fromFile: string, resolver: Resolver
       .map((n) => `export { ${n} } from './gen/models/${n}.js';\n`)
       .join('');
     for (const from of clientWanted.keys()) {
-      const indexes = resolver.resolve(CLIENT_NODE, from);
+      const indexes = reader.resolve(CLIENT_NODE, from);
       if (!indexes) return undefined;
       for (const index of indexes) {
         const dist = path.posix.dirname(index);
         for (const n of all)
-          if (!isModel(path.posix.join(dist, 'gen/models', `${n}.d.ts`), n)) return undefined;
+          if (!isModel(reader, path.posix.join(dist, 'gen/models', `${n}.d.ts`), n)) return undefined;
         addEntry(CLIENT_NODE, index, text);
       }
     }
@@ -188,9 +200,9 @@ export function planSubset(wanted: Imports, fromFile: string, resolver: Resolver
 }
 
 /** Whether `file` declares and exports `name` (client-node's model files each hold one model). */
-function isModel(file: string, name: string): boolean {
+function isModel(reader: PackageReader, file: string, name: string): boolean {
   if (!existsSync(file)) return false;
-  const sf = parse(file);
+  const sf = reader.parse(file);
   return (
     sf?.statements.some(
       (s) =>
@@ -209,11 +221,12 @@ function isModel(file: string, name: string): boolean {
  * only modules of the same kind and named client-node exports (reported through `wantClient`).
  */
 function runtimeSubset(
+  reader: PackageReader,
   index: string,
   names: Set<string>,
   wantClient: (from: string, names: Iterable<string>) => void,
 ): { text: string; exported: Set<string> } | undefined {
-  const sf = parse(index);
+  const sf = reader.parse(index);
   if (!sf) return undefined;
   const byName = new Map<string, ts.ExportDeclaration>();
   for (const stmt of sf.statements) {
@@ -238,7 +251,7 @@ function runtimeSubset(
   const visited = new Set<string>();
   for (const decl of kept) {
     const target = path.posix.join(dir, (decl.moduleSpecifier as ts.StringLiteral).text);
-    if (!selfContained(target, visited, wantClient)) return undefined;
+    if (!selfContained(reader, target, visited, wantClient)) return undefined;
   }
   const exported = new Set<string>();
   let text = '';
@@ -256,6 +269,7 @@ function runtimeSubset(
  * are themselves self-contained and named exports of client-node.
  */
 function selfContained(
+  reader: PackageReader,
   specifierPath: string,
   visited: Set<string>,
   wantClient: (from: string, names: Iterable<string>) => void,
@@ -264,7 +278,7 @@ function selfContained(
   if (visited.has(file)) return true;
   visited.add(file);
   if (file === specifierPath) return false;
-  const sf = parse(file);
+  const sf = reader.parse(file);
   if (!sf) return false;
   if (/\bimport\s*\(/.test(sf.text) || /\/\/\/\s*<reference/.test(sf.text)) return false;
   const imports = importsOf(sf);
@@ -280,7 +294,7 @@ function selfContained(
     if (ts.isImportEqualsDeclaration(stmt)) return false;
     if (!spec || !ts.isStringLiteral(spec) || spec.text === CLIENT_NODE) continue;
     if (!spec.text.startsWith('./') && !spec.text.startsWith('../')) return false;
-    if (!selfContained(path.posix.join(path.posix.dirname(file), spec.text), visited, wantClient))
+    if (!selfContained(reader, path.posix.join(path.posix.dirname(file), spec.text), visited, wantClient))
       return false;
   }
   return true;
