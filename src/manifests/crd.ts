@@ -55,11 +55,35 @@ function versionDirs(ctx: ManifestContext): VersionDir[] {
 /** Whether a declaration is a kind: exported, with apiVersion, kind and metadata, or object:root=true. */
 function isKind(ctx: ManifestContext, decl: ts.Node, markers: Marker[]): boolean {
   const root = markers.find((m) => m.definition === OBJECT_ROOT);
-  const type = ctx.checker.getTypeAtLocation(decl);
-  const has = (name: string) => type.getProperty(name) !== undefined;
+  const names = declaredNames(ctx, decl);
+  const has = names
+    ? (name: string) => names.has(name)
+    : (() => {
+        const type = ctx.checker.getTypeAtLocation(decl);
+        return (name: string) => type.getProperty(name) !== undefined;
+      })();
   if (has('items') && !has('spec')) return false; // a List type
   if (root) return root.value !== false;
   return has('apiVersion') && has('kind') && has('metadata');
+}
+
+/**
+ * The names of an interface's properties and methods read from its syntax, when they are all it has: no
+ * `extends`, no other declaration merged into it (a second `interface` of that name, a module
+ * augmentation), no computed name. Otherwise undefined, and the checker is asked: resolving an
+ * interface's members is most of its cost here, for the many interfaces that are not kinds, whose
+ * schemas are read from their syntax too.
+ */
+function declaredNames(ctx: ManifestContext, decl: ts.Node): Set<string> | undefined {
+  if (!ts.isInterfaceDeclaration(decl) || decl.heritageClauses) return undefined;
+  if (ctx.checker.getSymbolAtLocation(decl.name)?.declarations?.length !== 1) return undefined;
+  const names = new Set<string>();
+  for (const member of decl.members) {
+    if (!member.name) continue; // call, construct and index signatures add no property
+    if (!ts.isIdentifier(member.name) && !ts.isStringLiteral(member.name)) return undefined;
+    names.add(member.name.text);
+  }
+  return names;
 }
 
 function exported(node: ts.Node): boolean {

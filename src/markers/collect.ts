@@ -203,8 +203,10 @@ export function collectFileMarkers(sf: ts.SourceFile, registry: MarkerRegistry, 
       result.byNode.set(node, []);
       if (ranges.length > 0) marked.push({ node, target, ranges });
       // Markers only in the comments above it are this declaration's (its first child's leading comments
-      // are the same ones): below it, only declarations matter, as in a node without a marker.
-      if (!holdsPlus(node.getStart(sf), node.end)) {
+      // are the same ones): below it, only declarations matter, as in a node without a marker. Only
+      // spaces lie between its last comment and its first token (getStart would scan the comments again).
+      const start = ranges.length > 0 ? ranges[ranges.length - 1]!.end : node.pos;
+      if (!holdsPlus(start, node.end)) {
         ts.forEachChild(node, visitDeclaration);
         return;
       }

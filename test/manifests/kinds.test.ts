@@ -1,0 +1,69 @@
+/**
+ * Which declarations of an API directory are kinds: interfaces with apiVersion, kind and metadata (or
+ * `+kubebuilder:object:root=true`), not lists. An interface's own members are read from its syntax;
+ * members that come from elsewhere (`extends`, a second declaration merged into it, a type alias) are the
+ * checker's.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createContext } from '../../src/manifests/context.js';
+import { generateCrds } from '../../src/manifests/crd.js';
+import { removeTemp, tempDir } from '../helpers/run.js';
+
+const temps: string[] = [];
+afterEach(async () => {
+  for (const dir of temps.splice(0)) await removeTemp(dir);
+});
+
+/** The CRD file names generated for `types`, the content of src/api/ships/v1/types.ts. */
+async function crdsOf(types: string): Promise<string[]> {
+  const root = await tempDir();
+  temps.push(root);
+  const dir = path.join(root, 'src/api/ships/v1');
+  await mkdir(dir, { recursive: true });
+  await writeFile(path.join(dir, 'group-version.ts'), '// +groupName=ships.example.com\nexport {};\n');
+  await writeFile(path.join(dir, 'types.ts'), types);
+  const ctx = createContext(root);
+  const files = [...generateCrds(ctx, { version: 'test' })].map((f) => path.basename(f.path));
+  expect(ctx.report.diagnostics).toEqual([]);
+  return files.sort();
+}
+
+const META = 'export interface Meta {\n  name?: string;\n}\n';
+
+describe('finding the kinds of an API directory', () => {
+  it('takes interfaces with apiVersion, kind and metadata, named by identifiers or strings', async () => {
+    expect(
+      await crdsOf(
+        META +
+          'export interface Frigate {\n  apiVersion: string;\n  kind: string;\n  metadata?: Meta;\n  spec?: { speed?: number };\n}\n' +
+          "export interface Sloop {\n  'apiVersion': string;\n  \"kind\": string;\n  metadata?: Meta;\n}\n" +
+          'export interface Mast {\n  kind: string;\n  metadata?: Meta;\n}\n',
+      ),
+    ).toEqual(['ships.example.com_frigates.yaml', 'ships.example.com_sloops.yaml']);
+  });
+
+  it('leaves out lists, and takes a list-shaped interface with a spec', async () => {
+    expect(
+      await crdsOf(
+        META +
+          'export interface Frigate {\n  apiVersion: string;\n  kind: string;\n  metadata?: Meta;\n}\n' +
+          'export interface FrigateList {\n  apiVersion: string;\n  kind: string;\n  metadata?: Meta;\n  items: Frigate[];\n}\n' +
+          'export interface Convoy {\n  apiVersion: string;\n  kind: string;\n  metadata?: Meta;\n  items?: string[];\n  spec?: { size?: number };\n}\n',
+      ),
+    ).toEqual(['ships.example.com_convoys.yaml', 'ships.example.com_frigates.yaml']);
+  });
+
+  it('sees members that come through extends, and those of a second declaration merged into a list', async () => {
+    expect(
+      await crdsOf(
+        META +
+          'interface TypeMeta {\n  apiVersion: string;\n  kind: string;\n}\n' +
+          'export interface Frigate extends TypeMeta {\n  metadata?: Meta;\n}\n' +
+          'export interface SloopList {\n  apiVersion: string;\n  kind: string;\n  metadata?: Meta;\n}\n' +
+          'export interface SloopList {\n  items: Frigate[];\n}\n',
+      ),
+    ).toEqual(['ships.example.com_frigates.yaml']);
+  });
+});
