@@ -38,7 +38,7 @@ describe('finding the kinds of an API directory', () => {
       await crdsOf(
         META +
           'export interface Frigate {\n  apiVersion: string;\n  kind: string;\n  metadata?: Meta;\n  spec?: { speed?: number };\n}\n' +
-          "export interface Sloop {\n  'apiVersion': string;\n  \"kind\": string;\n  metadata?: Meta;\n}\n" +
+          'export interface Sloop {\n  \'apiVersion\': string;\n  "kind": string;\n  metadata?: Meta;\n}\n' +
           'export interface Mast {\n  kind: string;\n  metadata?: Meta;\n}\n',
       ),
     ).toEqual(['ships.example.com_frigates.yaml', 'ships.example.com_sloops.yaml']);
