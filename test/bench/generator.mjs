@@ -212,6 +212,17 @@ const median = (xs) => {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 
+/**
+ * The medians of the ratios of `a`'s samples to `b`'s taken in the same round (wall and CPU time): two
+ * tools timed a moment apart see the same machine, so a drift in its speed over the run (other load, a
+ * slower spell of a virtual machine's host) moves both sides of a ratio, where it would move the medians
+ * of the two lists apart.
+ */
+const pairedRatios = (a, b) => ({
+  ms: median(a.map((s, i) => s.ms / b[i].ms)),
+  cpu: median(a.map((s, i) => s.cpu / b[i].cpu)),
+});
+
 /** The medians of wall time, peak RSS and CPU time of samples. */
 const summary = (samples) => ({
   ms: median(samples.map((s) => s.ms)),
@@ -303,6 +314,7 @@ async function measureSize(corpus, size, writeProject, writeGoTwin) {
     }
     const row = { size };
     for (const [key, list] of Object.entries(samples)) row[key] = summary(list);
+    row.coldVsControllerGen = pairedRatios(samples.cold, samples.controllerGen);
     // The CRDs of the last rounds: kubesmith's (the re-run left them in place) and controller-gen's.
     row.agreement = await compareCrds(path.join(dir, 'config/crd/bases'), goOut);
     return row;
@@ -378,7 +390,7 @@ function table(rows, metric) {
     'kubesmith (cold)',
     'kubesmith (re-run)',
     'controller-gen (warm)',
-    'cold / controller-gen',
+    'cold / controller-gen (paired)',
     'program floor',
     'floor / controller-gen',
     'floor, 2 threads',
@@ -395,7 +407,7 @@ function table(rows, metric) {
     cell(r.cold),
     cell(r.rerun),
     cell(r.controllerGen),
-    times(r.cold, r.controllerGen, metric),
+    `${r.coldVsControllerGen[metric].toFixed(2)}x`,
     cell(r.floor),
     times(r.floor, r.controllerGen, metric),
     cell(r.floor2),
