@@ -53,9 +53,9 @@ function versionDirs(ctx: ManifestContext): VersionDir[] {
 }
 
 /** Whether a declaration is a kind: exported, with apiVersion, kind and metadata, or object:root=true. */
-function isKind(ctx: ManifestContext, decl: ts.Node, markers: Marker[]): boolean {
+function isKind(ctx: ManifestContext, decl: ts.Node, markers: Marker[], alone: boolean): boolean {
   const root = markers.find((m) => m.definition === OBJECT_ROOT);
-  const names = declaredNames(ctx, decl);
+  const names = alone ? declaredNames(decl) : undefined;
   const has = names
     ? (name: string) => names.has(name)
     : (() => {
@@ -68,15 +68,13 @@ function isKind(ctx: ManifestContext, decl: ts.Node, markers: Marker[]): boolean
 }
 
 /**
- * The names of an interface's properties and methods read from its syntax, when they are all it has: no
- * `extends`, no other declaration merged into it (a second `interface` of that name, a module
- * augmentation), no computed name. Otherwise undefined, and the checker is asked: resolving an
- * interface's members is most of its cost here, for the many interfaces that are not kinds, whose
- * schemas are read from their syntax too.
+ * The names of an interface's properties and methods read from its syntax, when they are all it has (the
+ * caller knows it is the type's only declaration): no `extends`, no computed name. Otherwise undefined,
+ * and the checker is asked: resolving an interface's members is most of its cost here, for the many
+ * interfaces that are not kinds, whose schemas are read from their syntax too.
  */
-function declaredNames(ctx: ManifestContext, decl: ts.Node): Set<string> | undefined {
+function declaredNames(decl: ts.Node): Set<string> | undefined {
   if (!ts.isInterfaceDeclaration(decl) || decl.heritageClauses) return undefined;
-  if (ctx.checker.getSymbolAtLocation(decl.name)?.declarations?.length !== 1) return undefined;
   const names = new Set<string>();
   for (const member of decl.members) {
     if (!member.name) continue; // call, construct and index signatures add no property
@@ -85,6 +83,9 @@ function declaredNames(ctx: ManifestContext, decl: ts.Node): Set<string> | undef
   }
   return names;
 }
+
+const isTypeDeclaration = (node: ts.Node): boolean =>
+  ts.isInterfaceDeclaration(node) || ts.isTypeAliasDeclaration(node) || ts.isClassDeclaration(node);
 
 function exported(node: ts.Node): boolean {
   return (ts.getCombinedModifierFlags(node as ts.Declaration) & ts.ModifierFlags.Export) !== 0;
@@ -112,8 +113,12 @@ function findKinds(ctx: ManifestContext): { kinds: KindVersion[]; kindDecls: Set
         ))
           continue;
         if (!stmt.name || !exported(stmt)) continue;
+        // Of a type declared more than once (TypeScript merges them), the first declaration stands for
+        // it; the schema builder reports the others.
+        const declarations = ctx.checker.getSymbolAtLocation(stmt.name)?.declarations ?? [stmt];
+        if (declarations.find(isTypeDeclaration) !== stmt) continue;
         const markers = ctx.markers.markersOf(stmt);
-        if (isKind(ctx, stmt, markers)) candidates.push({ decl: stmt, markers });
+        if (isKind(ctx, stmt, markers, declarations.length === 1)) candidates.push({ decl: stmt, markers });
       }
     }
     if (candidates.length === 0) continue;

@@ -12,7 +12,7 @@ import type { MarkerIndex } from '../markers/marker-index.js';
 import { computedObjectSchema, declaredObjectSchema, intersectionSchema } from './objects.js';
 import type { Reporter } from './report.js';
 import { isLibFile } from '../typescript/lib-subset.js';
-import { declName, referenceOf, type Decl, type Resolver } from './resolve.js';
+import { declName, isDeclaration, referenceOf, type Decl, type Resolver } from './resolve.js';
 import type { JSONSchemaProps } from './types.js';
 import { unionSchema } from './unions.js';
 
@@ -101,6 +101,7 @@ export class TypeMapper {
     if (cached === IN_PROGRESS) return this.reporter.recursive(at, declName(decl), path);
     if (cached) return this.markNamed({ ...cached });
     this.cache.set(decl, IN_PROGRESS);
+    this.reportMerged(decl);
     let schema: JSONSchemaProps;
     if (ts.isInterfaceDeclaration(decl) || ts.isClassDeclaration(decl)) {
       schema = declaredObjectSchema(this, decl, path);
@@ -122,6 +123,29 @@ export class TypeMapper {
     );
     this.cache.set(decl, schema);
     return this.markNamed({ ...schema });
+  }
+
+  /**
+   * A type of the project declared more than once (two `interface Foo`, an interface and a class), which
+   * TypeScript merges into one: its schema, description and markers are read from one declaration, so the
+   * members of the others would be left out without a word. Declaration files are left alone (the lib's
+   * interfaces are spread over several files).
+   */
+  private reportMerged(decl: Decl): void {
+    if (decl.getSourceFile().isDeclarationFile || !decl.name) return;
+    const others = this.checker
+      .getSymbolAtLocation(decl.name)
+      ?.declarations?.filter((d) => d !== decl && isDeclaration(d));
+    const other = others?.[0];
+    if (!other) return;
+    const sf = other.getSourceFile();
+    const line = sf.getLineAndCharacterOfPosition(other.getStart(sf)).line + 1;
+    this.reporter.at(
+      decl,
+      'unsupported-type',
+      `${declName(decl)} is declared ${others.length + 1} times (also at ${this.reporter.displayPath(sf)}:${line}), which TypeScript merges into one type; kubesmith reads a type's schema, description and markers from one declaration`,
+      'write the members of all of them in one declaration',
+    );
   }
 
   /** A known type or a declaration, by the written name or else by the computed type's declaration. */

@@ -13,6 +13,11 @@ const RECURSION_HINT =
 export class Reporter {
   constructor(private readonly report: Report) {}
 
+  /** The path of a source file as diagnostics show it. */
+  displayPath(sf: ts.SourceFile): string {
+    return this.report.displayPath(sf);
+  }
+
   /** A problem at the first character of `node`. */
   at(node: ts.Node, code: DiagnosticCode, message: string, hint?: string): void {
     this.report.error(node, code, message, hint);

@@ -21,7 +21,7 @@ export function declName(decl: Decl): string {
   return decl.name?.text ?? 'default';
 }
 
-function isDeclaration(node: ts.Node): node is Decl {
+export function isDeclaration(node: ts.Node): node is Decl {
   return (
     ts.isInterfaceDeclaration(node) ||
     ts.isTypeAliasDeclaration(node) ||

@@ -16,8 +16,8 @@ afterEach(async () => {
   for (const dir of temps.splice(0)) await removeTemp(dir);
 });
 
-/** The CRD file names generated for `types`, the content of src/api/ships/v1/types.ts. */
-async function crdsOf(types: string): Promise<string[]> {
+/** The CRD file names and diagnostics generated for `types`, the content of src/api/ships/v1/types.ts. */
+async function generated(types: string) {
   const root = await tempDir();
   temps.push(root);
   const dir = path.join(root, 'src/api/ships/v1');
@@ -26,8 +26,14 @@ async function crdsOf(types: string): Promise<string[]> {
   await writeFile(path.join(dir, 'types.ts'), types);
   const ctx = createContext(root);
   const files = [...generateCrds(ctx, { version: 'test' })].map((f) => path.basename(f.path));
-  expect(ctx.report.diagnostics).toEqual([]);
-  return files.sort();
+  return { files: files.sort(), diagnostics: ctx.report.diagnostics };
+}
+
+/** The CRD file names generated for `types`, which must raise no diagnostic. */
+async function crdsOf(types: string): Promise<string[]> {
+  const { files, diagnostics } = await generated(types);
+  expect(diagnostics).toEqual([]);
+  return files;
 }
 
 const META = 'export interface Meta {\n  name?: string;\n}\n';
@@ -65,5 +71,20 @@ describe('finding the kinds of an API directory', () => {
           'export interface SloopList {\n  items: Frigate[];\n}\n',
       ),
     ).toEqual(['ships.example.com_frigates.yaml']);
+  });
+
+  it('reports a type declared twice, whose second declaration would be left out, and counts a kind once', async () => {
+    const { diagnostics } = await generated(
+      META +
+        'export interface FrigateSpec {\n  speed?: number;\n}\n' +
+        'export interface FrigateSpec {\n  crew?: number;\n}\n' +
+        'export interface Frigate {\n  apiVersion: string;\n  kind: string;\n  metadata?: Meta;\n  spec?: FrigateSpec;\n}\n' +
+        'export interface Sloop {\n  apiVersion: string;\n  kind: string;\n}\n' +
+        'export interface Sloop {\n  metadata?: Meta;\n}\n',
+    );
+    expect(diagnostics.map((d) => `${d.line}: ${d.code}: ${d.message}`)).toEqual([
+      "4: unsupported-type: FrigateSpec is declared 2 times (also at src/api/ships/v1/types.ts:7), which TypeScript merges into one type; kubesmith reads a type's schema, description and markers from one declaration",
+      "16: unsupported-type: Sloop is declared 2 times (also at src/api/ships/v1/types.ts:20), which TypeScript merges into one type; kubesmith reads a type's schema, description and markers from one declaration",
+    ]);
   });
 });
