@@ -110,7 +110,9 @@ export interface PackageReader {
 /**
  * Resolves as the program will, and parses with the program's options into `parsed`, the program's own
  * cache of parsed files (program.ts): the declarations read to plan the subset (the runtime's modules,
- * client-node's models) are the files the program then loads, and are not parsed again.
+ * client-node's models) are the files the program then loads, and are not parsed again. The program's
+ * host takes a cached file without asking its `mayRead` (api-program.ts): the planner parses only
+ * declaration files (`.d.ts`) at the real paths module resolution gives, which it allows.
  */
 export function packageReader(
   options: ts.CompilerOptions,
