@@ -66,6 +66,21 @@ describe('the type mapper', () => {
     ]);
   });
 
+  it("reports a class's public constructor parameter properties, which its property declarations leave out", () => {
+    const { schema, diagnostics } = schemaOf(`
+      class Crew {
+        size?: number;
+        constructor(public captain: string, readonly mate?: string, private cook?: string, plain?: string) {}
+        get full(): boolean { return true; }
+      }
+      export interface Root { crew: Crew }`);
+    expect(schema.properties?.['crew']?.properties).toEqual({ size: { type: 'number' } });
+    expect(diagnostics.map((d) => d.split('\n')[0])).toEqual([
+      "types.ts:4:21: error: Root.crew.captain is declared as a constructor parameter; a class's schema is read from its property declarations",
+      "types.ts:4:45: error: Root.crew.mate is declared as a constructor parameter; a class's schema is read from its property declarations",
+    ]);
+  });
+
   it('reads a name declared again in a namespace, or shadowed by a type parameter, as that, after the file-level one', () => {
     const { schema, diagnostics } = schemaOf(`
       type int32 = number & { readonly __kubesmithType?: 'int32' };

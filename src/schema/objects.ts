@@ -60,6 +60,21 @@ export function declaredObjectSchema(
         continue;
       }
       schema.additionalProperties = m.schemaOf(m.written(member.type, `${path}[key]`));
+    } else if (ts.isConstructorDeclaration(member)) {
+      // `constructor(public crew: number)` declares a property too, which its class's schema, read from
+      // property declarations, would leave out without a word.
+      for (const param of member.parameters) {
+        if (!ts.isParameterPropertyDeclaration(param, member)) continue;
+        const flags = ts.getCombinedModifierFlags(param);
+        if (flags & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected)) continue;
+        const name = param.name.getText();
+        m.reporter.at(
+          param,
+          'unsupported-type',
+          `${path}.${name} is declared as a constructor parameter; a class's schema is read from its property declarations`,
+          `declare ${name} as a property of the class, and assign it in the constructor`,
+        );
+      }
     } else if (
       ts.isMethodSignature(member) ||
       ts.isMethodDeclaration(member) ||
