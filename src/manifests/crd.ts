@@ -56,12 +56,8 @@ function versionDirs(ctx: ManifestContext): VersionDir[] {
 function isKind(ctx: ManifestContext, decl: ts.Node, markers: Marker[], alone: boolean): boolean {
   const root = markers.find((m) => m.definition === OBJECT_ROOT);
   const names = alone ? declaredNames(decl) : undefined;
-  const has = names
-    ? (name: string) => names.has(name)
-    : (() => {
-        const type = ctx.checker.getTypeAtLocation(decl);
-        return (name: string) => type.getProperty(name) !== undefined;
-      })();
+  const type = names ? undefined : ctx.checker.getTypeAtLocation(decl);
+  const has = (name: string) => names?.has(name) ?? type?.getProperty(name) !== undefined;
   if (has('items') && !has('spec')) return false; // a List type
   if (root) return root.value !== false;
   return has('apiVersion') && has('kind') && has('metadata');
@@ -84,7 +80,10 @@ function declaredNames(decl: ts.Node): Set<string> | undefined {
   return names;
 }
 
-const isTypeDeclaration = (node: ts.Node): boolean =>
+/** The declarations a kind can be. */
+const isTypeDeclaration = (
+  node: ts.Node,
+): node is ts.InterfaceDeclaration | ts.TypeAliasDeclaration | ts.ClassDeclaration =>
   ts.isInterfaceDeclaration(node) || ts.isTypeAliasDeclaration(node) || ts.isClassDeclaration(node);
 
 function exported(node: ts.Node): boolean {
@@ -106,13 +105,7 @@ function findKinds(ctx: ManifestContext): { kinds: KindVersion[]; kindDecls: Set
       // Read for its directory's markers only: another thread of a parallel run has its kinds.
       if (!ctx.owns(sf)) continue;
       for (const stmt of sf.statements) {
-        if (!(
-          ts.isInterfaceDeclaration(stmt) ||
-          ts.isTypeAliasDeclaration(stmt) ||
-          ts.isClassDeclaration(stmt)
-        ))
-          continue;
-        if (!stmt.name || !exported(stmt)) continue;
+        if (!isTypeDeclaration(stmt) || !stmt.name || !exported(stmt)) continue;
         // Of a type declared more than once (TypeScript merges them), the first declaration stands for
         // it; the schema builder reports the others.
         const declarations = ctx.checker.getSymbolAtLocation(stmt.name)?.declarations ?? [stmt];

@@ -16,7 +16,6 @@
  * the full declarations; so does any other file of the finished program that imports either package for
  * a name the smaller entries lack, or imports a cut entry file by a relative path (`checkSubset`).
  */
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { ts } from './compiler.cjs';
 
@@ -203,8 +202,7 @@ export function planSubset(wanted: Imports, fromFile: string, reader: PackageRea
 
 /** Whether `file` declares and exports `name` (client-node's model files each hold one model). */
 function isModel(reader: PackageReader, file: string, name: string): boolean {
-  if (!existsSync(file)) return false;
-  const sf = reader.parse(file);
+  const sf = reader.parse(file); // undefined for a file that does not exist
   return (
     sf?.statements.some(
       (s) =>
