@@ -140,10 +140,14 @@ export class TypeMapper {
     if (!other) return;
     const sf = other.getSourceFile();
     const line = sf.getLineAndCharacterOfPosition(other.getStart(sf)).line + 1;
+    // The diagnostic's own file is shown as the command line shows paths; a path in the message cannot
+    // follow it, so the common case, another declaration in the same file, is given by its line alone.
+    const where =
+      sf === decl.getSourceFile() ? `line ${line}` : `${this.reporter.displayPath(sf)}, line ${line}`;
     this.reporter.at(
       decl,
       'unsupported-type',
-      `${declName(decl)} is declared ${others.length + 1} times (also at ${this.reporter.displayPath(sf)}:${line}), which TypeScript merges into one type; kubesmith reads a type's schema, description and markers from one declaration`,
+      `${declName(decl)} is declared ${others.length + 1} times (also at ${where}), which TypeScript merges into one type; kubesmith reads a type's schema, description and markers from one declaration`,
       'write the members of all of them in one declaration',
     );
   }

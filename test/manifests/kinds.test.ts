@@ -4,27 +4,32 @@
  * members that come from elsewhere (`extends`, a second declaration merged into it, a type alias) are the
  * checker's.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createContext } from '../../src/manifests/context.js';
 import { generateCrds } from '../../src/manifests/crd.js';
-import { removeTemp, tempDir } from '../helpers/run.js';
+import { removeTemp, run, tempDir } from '../helpers/run.js';
 
 const temps: string[] = [];
 afterEach(async () => {
   for (const dir of temps.splice(0)) await removeTemp(dir);
 });
 
-/** The CRD file names and diagnostics generated for `types`, the content of src/api/ships/v1/types.ts. */
-async function generated(types: string) {
+/** A directory holding src/api/ships/v1/types.ts with `types`, and its group-version.ts. */
+async function apiDirectory(types: string): Promise<string> {
   const root = await tempDir();
   temps.push(root);
   const dir = path.join(root, 'src/api/ships/v1');
   await mkdir(dir, { recursive: true });
   await writeFile(path.join(dir, 'group-version.ts'), '// +groupName=ships.example.com\nexport {};\n');
   await writeFile(path.join(dir, 'types.ts'), types);
-  const ctx = createContext(root);
+  return root;
+}
+
+/** The CRD file names and diagnostics generated for `types`, the content of src/api/ships/v1/types.ts. */
+async function generated(types: string) {
+  const ctx = createContext(await apiDirectory(types));
   const files = [...generateCrds(ctx, { version: 'test' })].map((f) => path.basename(f.path));
   return { files: files.sort(), diagnostics: ctx.report.diagnostics };
 }
@@ -83,8 +88,24 @@ describe('finding the kinds of an API directory', () => {
         'export interface Sloop {\n  metadata?: Meta;\n}\n',
     );
     expect(diagnostics.map((d) => `${d.line}: ${d.code}: ${d.message}`)).toEqual([
-      "4: unsupported-type: FrigateSpec is declared 2 times (also at src/api/ships/v1/types.ts:7), which TypeScript merges into one type; kubesmith reads a type's schema, description and markers from one declaration",
-      "16: unsupported-type: Sloop is declared 2 times (also at src/api/ships/v1/types.ts:20), which TypeScript merges into one type; kubesmith reads a type's schema, description and markers from one declaration",
+      "4: unsupported-type: FrigateSpec is declared 2 times (also at line 7), which TypeScript merges into one type; kubesmith reads a type's schema, description and markers from one declaration",
+      "16: unsupported-type: Sloop is declared 2 times (also at line 20), which TypeScript merges into one type; kubesmith reads a type's schema, description and markers from one declaration",
     ]);
+  });
+
+  it('writes nothing from the command line when a type is declared twice, and says where and what to do', async () => {
+    const root = await apiDirectory(
+      META +
+        'export interface FrigateSpec {\n  speed?: number;\n}\n' +
+        'export interface FrigateSpec {\n  crew?: number;\n}\n' +
+        'export interface Frigate {\n  apiVersion: string;\n  kind: string;\n  metadata?: Meta;\n  spec?: FrigateSpec;\n}\n',
+    );
+    const result = await run(root, 'manifests', '--paths', 'src/api', '--output-dir', 'crds');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      'src/api/ships/v1/types.ts:4:1: error: FrigateSpec is declared 2 times (also at line 7)',
+    );
+    expect(result.stderr).toContain('hint: write the members of all of them in one declaration');
+    expect(await readdir(root)).toEqual(['src']);
   });
 });
